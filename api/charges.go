@@ -1,0 +1,249 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/idempotency"
+)
+
+const (
+	defaultRequestTimeout = 8 * time.Second
+	maxRequestTimeout     = 60 * time.Second
+)
+
+type chargeHandlers struct {
+	charges Charges
+	limits  charge.Limits
+	log     *zap.Logger
+}
+
+func (h *chargeHandlers) create(c echo.Context) error {
+	p, _ := principalOf(c)
+	key, err := idempotency.ParseKey(c.Request().Header.Get("Idempotency-Key"))
+	if errors.Is(err, idempotency.ErrKeyMissing) {
+		return invalid("idempotency_key_missing", "Idempotency-Key", "the Idempotency-Key header is required")
+	}
+	if err != nil {
+		return invalid("idempotency_key_invalid", "Idempotency-Key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+	}
+	timeout, apiErr := requestTimeout(c.Request().Header.Get("Request-Timeout-Ms"))
+	if apiErr != nil {
+		return apiErr
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err // the body limit's 413, or a client that went away
+	}
+	req, apiErr := decodeChargeRequest(body, h.limits)
+	if apiErr != nil {
+		return apiErr
+	}
+	fp, err := idempotency.FingerprintOf(c.Request().Method, c.Request().URL.Path, body)
+	if err != nil {
+		return invalid("invalid_json", "", "the request body is not valid JSON")
+	}
+	resp, err := h.charges.Create(c.Request().Context(), charge.CreateParams{
+		MerchantID:  p.MerchantID,
+		Key:         key,
+		Fingerprint: fp,
+		Request:     req,
+		Timeout:     timeout,
+	})
+	var dup *charge.DuplicateReferenceError
+	switch {
+	case errors.Is(err, charge.ErrKeyInUse):
+		return &Error{Status: http.StatusConflict, Type: typeIdempotency, Code: "idempotency_key_in_use",
+			Message: "a request with this Idempotency-Key is still running; retry later with the same key"}
+	case errors.Is(err, charge.ErrKeyReused):
+		return &Error{Status: http.StatusUnprocessableEntity, Type: typeIdempotency, Code: "idempotency_key_reused",
+			Message: "this Idempotency-Key was used with another request; use a new key for a new charge"}
+	case errors.As(err, &dup):
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "duplicate_reference", Param: "reference",
+			Message: "a live charge already carries this reference", Extra: map[string]any{"charge": dup.ChargeID}}
+	case err != nil:
+		return err
+	}
+	return writeResponse(c, resp)
+}
+
+func writeResponse(c echo.Context, resp charge.Response) error {
+	if resp.Status == http.StatusServiceUnavailable || resp.Status == http.StatusGatewayTimeout {
+		c.Response().Header().Set("Retry-After", "1")
+	}
+	return c.Blob(resp.Status, echo.MIMEApplicationJSON, resp.Body)
+}
+
+// requestTimeout reads Request-Timeout-Ms: the caller's remaining deadline.
+func requestTimeout(v string) (time.Duration, *Error) {
+	if v == "" {
+		return defaultRequestTimeout, nil
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms <= 0 || time.Duration(ms)*time.Millisecond > maxRequestTimeout {
+		return 0, invalid("request_timeout_invalid", "Request-Timeout-Ms", "Request-Timeout-Ms must be an integer from 1 to 60000")
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+func (h *chargeHandlers) get(c echo.Context) error {
+	p, _ := principalOf(c)
+	ch, err := h.charges.Get(c.Request().Context(), p.MerchantID, c.Param("id"))
+	if errors.Is(err, charge.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, chargeView(ch, true))
+}
+
+func (h *chargeHandlers) list(c echo.Context) error {
+	p, _ := principalOf(c)
+	q := c.QueryParams()
+	for k := range q {
+		if k != "status" && k != "limit" && k != "starting_after" {
+			return invalid("parameter_unknown", k, "unknown parameter "+strconvQuote(k))
+		}
+	}
+	lp := charge.ListParams{MerchantID: p.MerchantID, Limit: 10, StartingAfter: q.Get("starting_after")}
+	if s := q.Get("status"); s != "" {
+		switch st := charge.Status(s); st {
+		case charge.StatusProcessing, charge.StatusSucceeded, charge.StatusDeclined, charge.StatusPending, charge.StatusFailed:
+			lp.Status = st
+		default:
+			return invalid(charge.CodeParameterInvalid, "status", "status must be processing, succeeded, declined, pending or failed")
+		}
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 100 {
+			return invalid(charge.CodeParameterInvalid, "limit", "limit must be an integer from 1 to 100")
+		}
+		lp.Limit = n
+	}
+	if len(lp.StartingAfter) > 64 {
+		return invalid(charge.CodeParameterInvalid, "starting_after", "starting_after must be a charge id")
+	}
+	list, more, err := h.charges.List(c.Request().Context(), lp)
+	if err != nil {
+		return err
+	}
+	data := make([]chargeJSON, 0, len(list))
+	for i := range list {
+		data = append(data, chargeView(&list[i], false))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"object": "list", "url": "/v1/charges", "has_more": more, "data": data})
+}
+
+func strconvQuote(s string) string { return strconv.Quote(strings.ToValidUTF8(s, "?")) }
+
+// chargeJSON is a charge as the API shows it.
+type chargeJSON struct {
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	Amount         int64             `json:"amount"`
+	Currency       string            `json:"currency"`
+	Status         charge.Status     `json:"status"`
+	Reference      *string           `json:"reference"`
+	Created        int64             `json:"created"`
+	ProcessorRef   *string           `json:"processor_ref"`
+	Attempts       int               `json:"attempts"`
+	IdempotencyKey string            `json:"idempotency_key"`
+	PaymentMethod  string            `json:"payment_method"`
+	Customer       *string           `json:"customer"`
+	Initiator      charge.Initiator  `json:"initiator"`
+	Reattempt      string            `json:"reattempt"`
+	ReattemptOf    *string           `json:"reattempt_of"`
+	Metadata       map[string]string `json:"metadata"`
+	Failure        *charge.Failure   `json:"failure,omitempty"`
+	Decline        json.RawMessage   `json:"decline,omitempty"`
+	AttemptsDetail []attemptJSON     `json:"attempts_detail,omitempty"`
+}
+
+type attemptJSON struct {
+	N                  int     `json:"n"`
+	StartedAt          string  `json:"started_at"`
+	DurationMS         int64   `json:"duration_ms"`
+	TimeoutMS          int64   `json:"timeout_ms"`
+	Class              string  `json:"class"`
+	HTTPStatus         int     `json:"http_status"`
+	ProcessorCode      string  `json:"processor_code"`
+	RetryAfterMS       int64   `json:"retry_after_ms"`
+	BackoffMS          int64   `json:"backoff_ms"`
+	BudgetTokensBefore float64 `json:"budget_tokens_before"`
+	BudgetTokensAfter  float64 `json:"budget_tokens_after"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func chargeView(c *charge.Charge, detail bool) chargeJSON {
+	v := chargeJSON{
+		ID: c.ID, Object: "charge", Amount: c.Amount, Currency: c.Currency, Status: c.Status,
+		Reference: optional(c.Reference), Created: c.CreatedAt.Unix(), ProcessorRef: optional(c.ProcessorRef),
+		Attempts: c.Attempts, IdempotencyKey: c.IdempotencyKey, PaymentMethod: c.PaymentMethod,
+		Customer: optional(c.Customer), Initiator: c.Initiator, Reattempt: string(c.ReattemptMode),
+		ReattemptOf: optional(c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
+	}
+	if v.Metadata == nil {
+		v.Metadata = map[string]string{}
+	}
+	if detail {
+		v.AttemptsDetail = make([]attemptJSON, 0, len(c.AttemptsDetail))
+		for _, a := range c.AttemptsDetail {
+			v.AttemptsDetail = append(v.AttemptsDetail, attemptJSON{
+				N: a.N, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano), DurationMS: a.DurationMS,
+				TimeoutMS: a.TimeoutMS, Class: a.Class, HTTPStatus: a.HTTPStatus, ProcessorCode: a.ProcessorCode,
+				RetryAfterMS: a.RetryAfterMS, BackoffMS: a.BackoffMS,
+				BudgetTokensBefore: a.BudgetTokensBefore, BudgetTokensAfter: a.BudgetTokensAfter,
+			})
+		}
+	}
+	return v
+}
+
+// StatusOf maps a charge to the HTTP status of an answer about it.
+func StatusOf(c *charge.Charge) int {
+	switch c.Status {
+	case charge.StatusSucceeded:
+		return http.StatusOK
+	case charge.StatusDeclined:
+		return http.StatusPaymentRequired
+	case charge.StatusPending, charge.StatusProcessing:
+		return http.StatusAccepted
+	}
+	if c.Failure == nil {
+		return http.StatusServiceUnavailable
+	}
+	switch c.Failure.Code {
+	case "deadline_exceeded":
+		return http.StatusGatewayTimeout
+	case "invalid_request", "idempotency_key_expired":
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusServiceUnavailable
+}
+
+// RenderCharge is the charge engine's Renderer: the answer to a charge request.
+func RenderCharge(c *charge.Charge) charge.Response {
+	body, err := json.Marshal(chargeView(c, false))
+	if err != nil {
+		// chargeJSON holds only marshalable fields.
+		panic(err)
+	}
+	return charge.Response{Status: StatusOf(c), Body: body}
+}

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/paygate/paygate/charge"
+)
+
+// maxBody is the largest request body accepted.
+const maxBody = 64 << 10
+
+// chargeBody is the JSON body of POST /v1/charges.
+type chargeBody struct {
+	Amount        *json.Number      `json:"amount"`
+	Currency      *string           `json:"currency"`
+	PaymentMethod *string           `json:"payment_method"`
+	Customer      *string           `json:"customer"`
+	Reference     *string           `json:"reference"`
+	Initiator     *string           `json:"initiator"`
+	Reattempt     *string           `json:"reattempt"`
+	Metadata      map[string]string `json:"metadata"`
+}
+
+// decodeChargeRequest turns a body into a validated charge request. It refuses anything
+// that is not exactly one JSON object of known fields, and any card-number-like value
+// anywhere in the body, without echoing it.
+func decodeChargeRequest(body []byte, lim charge.Limits) (charge.Request, *Error) {
+	if err := refuseCardData(body); err != nil {
+		return charge.Request{}, err
+	}
+	var b chargeBody
+	if err := decodeStrict(body, &b); err != nil {
+		return charge.Request{}, err
+	}
+	var r charge.Request
+	if b.Amount == nil {
+		return r, invalid(charge.CodeParameterMissing, "amount", "amount is required")
+	}
+	amount, err := b.Amount.Int64()
+	if err != nil || strings.ContainsAny(b.Amount.String(), ".eE") {
+		return r, invalid(charge.CodeParameterInvalid, "amount", "amount must be an integer in minor units")
+	}
+	r.Amount = amount
+	r.Currency = deref(b.Currency)
+	r.PaymentMethod = deref(b.PaymentMethod)
+	r.Customer = deref(b.Customer)
+	r.Reference = deref(b.Reference)
+	r.Initiator = charge.Initiator(deref(b.Initiator))
+	r.ReattemptMode = charge.ReattemptMode(deref(b.Reattempt))
+	r.Metadata = b.Metadata
+	if err := r.Validate(lim); err != nil {
+		var ve *charge.ValidationError
+		if errors.As(err, &ve) {
+			return r, invalid(ve.Code, ve.Param, ve.Message)
+		}
+		return r, invalid(charge.CodeParameterInvalid, "", err.Error())
+	}
+	return r, nil
+}
+
+// decodeStrict decodes exactly one JSON object into v, refusing unknown fields.
+func decodeStrict(body []byte, v any) *Error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalid("body_missing", "", "the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &typeErr):
+			return invalid(charge.CodeParameterInvalid, typeErr.Field, fmt.Sprintf("%s has the wrong type", typeErr.Field))
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return invalid("parameter_unknown", field, fmt.Sprintf("unknown parameter %q", field))
+		default:
+			return invalid("invalid_json", "", "the request body is not valid JSON")
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return invalid("invalid_json", "", "the request body must hold one JSON object and nothing after it")
+	}
+	return nil
+}
+
+// refuseCardData refuses a body in which any string, number or key looks like a card
+// number. The body is decoded first so that escapes (\u0034...) cannot hide digits.
+func refuseCardData(body []byte) *Error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil // not JSON: decodeStrict refuses it without echoing it
+	}
+	if holdsCardNumber(v) {
+		return invalid(charge.CodeCardData, "", "card data is not accepted: send a processor payment method id (pm_...)")
+	}
+	return nil
+}
+
+func holdsCardNumber(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return charge.ContainsCardNumber(t)
+	case json.Number:
+		return charge.ContainsCardNumber(t.String())
+	case []any:
+		for _, e := range t {
+			if holdsCardNumber(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range t {
+			if charge.ContainsCardNumber(k) || holdsCardNumber(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+)
+
+// Error types of the envelope, as Stripe names them.
+const (
+	typeInvalidRequest = "invalid_request_error"
+	typeAuthentication = "authentication_error"
+	typePermission     = "permission_error"
+	typeIdempotency    = "idempotency_error"
+	typeAPI            = "api_error"
+)
+
+// Error is an API error: the HTTP status and the body of the error envelope.
+type Error struct {
+	Status  int            `json:"-"`
+	Type    string         `json:"type"`
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Param   string         `json:"param,omitempty"`
+	Extra   map[string]any `json:"-"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// body returns the envelope, with Extra fields beside the standard ones.
+func (e *Error) body() map[string]any {
+	inner := map[string]any{"type": e.Type, "code": e.Code, "message": e.Message}
+	if e.Param != "" {
+		inner["param"] = e.Param
+	}
+	for k, v := range e.Extra {
+		inner[k] = v
+	}
+	return map[string]any{"error": inner}
+}
+
+func invalid(code, param, msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: code, Param: param, Message: msg}
+}
+
+var (
+	errNotFound     = &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "resource_missing", Message: "no such resource"}
+	errUnauthorized = &Error{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "unauthorized",
+		Message: "a valid API key is required: Authorization: Bearer KEY"}
+	errForbidden = &Error{Status: http.StatusForbidden, Type: typePermission, Code: "forbidden",
+		Message: "this API key's role may not use this endpoint"}
+	errInternal = &Error{Status: http.StatusInternalServerError, Type: typeAPI, Code: "internal_error",
+		Message: "an internal error occurred; the request may be retried with the same Idempotency-Key"}
+	errUnavailable = &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "service_unavailable",
+		Message: "the service is shutting down or its database is unreachable; retry with the same Idempotency-Key"}
+)
+
+// errorHandler returns echo's HTTPErrorHandler: every error leaves as the envelope.
+func errorHandler(log *zap.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		apiErr := toAPIError(err)
+		if apiErr.Status >= 500 {
+			log.Error("request failed", zap.String("request_id", requestID(c)), zap.String("route", c.Path()), zap.Error(err))
+		}
+		if apiErr.Status == http.StatusServiceUnavailable && c.Response().Header().Get("Retry-After") == "" {
+			c.Response().Header().Set("Retry-After", "1")
+		}
+		var werr error
+		if c.Request().Method == http.MethodHead {
+			werr = c.NoContent(apiErr.Status)
+		} else {
+			werr = c.JSON(apiErr.Status, apiErr.body())
+		}
+		if werr != nil {
+			log.Debug("writing error response", zap.Error(werr))
+		}
+	}
+}
+
+// toAPIError is the one table from errors to statuses.
+func toAPIError(err error) *Error {
+	var apiErr *Error
+	if errors.As(err, &apiErr) {
+		return apiErr
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusNotFound:
+			return errNotFound
+		case http.StatusMethodNotAllowed:
+			return &Error{Status: he.Code, Type: typeInvalidRequest, Code: "method_not_allowed", Message: "method not allowed on this path"}
+		case http.StatusRequestEntityTooLarge:
+			return &Error{Status: he.Code, Type: typeInvalidRequest, Code: "body_too_large", Message: "the request body exceeds 64 KiB"}
+		case http.StatusUnauthorized:
+			return errUnauthorized
+		case http.StatusForbidden:
+			return errForbidden
+		case http.StatusServiceUnavailable:
+			return errUnavailable
+		}
+		if he.Code >= 400 && he.Code < 500 {
+			return &Error{Status: he.Code, Type: typeInvalidRequest, Code: "invalid_request", Message: http.StatusText(he.Code)}
+		}
+	}
+	return errInternal
+}

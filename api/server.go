@@ -1,0 +1,63 @@
+package api
+
+import (
+	"context"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/apikey"
+	"github.com/paygate/paygate/charge"
+)
+
+// Charges is what the charges API needs from the charge engine.
+type Charges interface {
+	Create(ctx context.Context, p charge.CreateParams) (charge.Response, error)
+	Get(ctx context.Context, merchantID, id string) (*charge.Charge, error)
+	List(ctx context.Context, p charge.ListParams) ([]charge.Charge, bool, error)
+}
+
+// Config is what the HTTP interface is built from.
+type Config struct {
+	Log       *zap.Logger
+	Auth      Authenticator
+	Ready     Readiness
+	Charges   Charges
+	Limits    charge.Limits
+	Registry  *prometheus.Registry // metrics registry served on /metrics
+	Gatherer  prometheus.Gatherer  // defaults to Registry
+}
+
+// New returns the gateway's HTTP handler.
+func New(cfg Config) *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = errorHandler(cfg.Log)
+	metrics := newHTTPMetrics(cfg.Registry)
+	e.Use(withRequestID, metrics.middleware, withAccessLog(cfg.Log))
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
+
+	e.GET("/healthz", healthz)
+	e.GET("/readyz", readyz(cfg.Ready))
+	gatherer := cfg.Gatherer
+	if gatherer == nil {
+		gatherer = cfg.Registry
+	}
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
+
+	v1 := e.Group("/v1", authenticate(cfg.Auth))
+	h := &chargeHandlers{charges: cfg.Charges, limits: cfg.Limits, log: cfg.Log}
+	checkout := requireRole(apikey.RoleCheckout)
+	limit := middleware.BodyLimit("64K")
+	v1.POST("/charges", h.create, checkout, limit)
+	v1.GET("/charges", h.list, checkout)
+	v1.GET("/charges/:id", h.get, checkout)
+
+	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound })
+	return e
+}
+

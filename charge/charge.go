@@ -1,0 +1,111 @@
+package charge
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Status is where a charge stands.
+type Status string
+
+// The statuses of a charge.
+const (
+	// StatusProcessing: the charge is being carried to the processor now.
+	StatusProcessing Status = "processing"
+	// StatusSucceeded: the processor approved the charge.
+	StatusSucceeded Status = "succeeded"
+	// StatusDeclined: the issuer declined the charge; the decline says whether and when a
+	// reattempt is allowed.
+	StatusDeclined Status = "declined"
+	// StatusPending: an attempt may have reached the processor and no answer settled it;
+	// reconciliation resolves it by reading what the processor has.
+	StatusPending Status = "pending"
+	// StatusFailed: no attempt can have reached the processor, or the processor refused the
+	// request as invalid.
+	StatusFailed Status = "failed"
+)
+
+// Final reports whether the status is an outcome that never changes by itself.
+func (s Status) Final() bool {
+	return s == StatusSucceeded || s == StatusDeclined || s == StatusFailed
+}
+
+// Initiator says who started a charge.
+type Initiator string
+
+// The initiators of a charge.
+const (
+	// InitiatorCustomer: the cardholder is present (checkout).
+	InitiatorCustomer Initiator = "customer"
+	// InitiatorMerchant: the merchant charges a saved card the cardholder agreed to
+	// (subscriptions); requires a customer.
+	InitiatorMerchant Initiator = "merchant"
+)
+
+// ReattemptMode says who runs the decline schedule of a merchant-initiated charge.
+type ReattemptMode string
+
+// The reattempt modes.
+const (
+	// ReattemptManual: the merchant calls the reattempt endpoint itself.
+	ReattemptManual ReattemptMode = "manual"
+	// ReattemptAuto: paygate runs the decline schedule.
+	ReattemptAuto ReattemptMode = "auto"
+)
+
+// Charge is one logical charge operation.
+type Charge struct {
+	ID               string
+	MerchantID       string
+	Amount           int64 // minor units
+	Currency         string
+	PaymentMethod    string
+	Customer         string
+	Reference        string
+	Initiator        Initiator
+	ReattemptMode    ReattemptMode
+	ReattemptOf      string
+	Metadata         map[string]string
+	Status           Status
+	ProcessorKey     string // the processor idempotency key, "pg_" + ID
+	ProcessorAccount string
+	ProcessorRef     string // the PaymentIntent id once known
+	Failure          *Failure
+	Decline          json.RawMessage // the decline block of the API, for a declined charge
+	Attempts         int
+	IdempotencyKey   string // the inbound key that created it
+	FirstSentAt      *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	AttemptsDetail   []Attempt
+}
+
+// Failure says why a charge failed and whether the same request may be sent again.
+type Failure struct {
+	Code      string `json:"code"`
+	Retryable bool   `json:"retryable"`
+}
+
+// Attempt is one processor attempt of a charge.
+type Attempt struct {
+	N                  int       `json:"n"`
+	StartedAt          time.Time `json:"started_at"`
+	DurationMS         int64     `json:"duration_ms"`
+	TimeoutMS          int64     `json:"timeout_ms"`
+	Class              string    `json:"class"`
+	HTTPStatus         int       `json:"http_status"`
+	ProcessorCode      string    `json:"processor_code"`
+	RequestID          string    `json:"-"`
+	RetryAfterMS       int64     `json:"retry_after_ms"`
+	BackoffMS          int64     `json:"backoff_ms"`
+	BudgetTokensBefore float64   `json:"budget_tokens_before"`
+	BudgetTokensAfter  float64   `json:"budget_tokens_after"`
+}
+
+// NewID returns a new random charge id: "ch_" and 26 lowercase base32 characters (130 bits).
+func NewID() string { return "ch_" + strings.ToLower(rand.Text()) }
+
+// ProcessorKey returns the processor idempotency key of the charge with id.
+func ProcessorKey(id string) string { return "pg_" + id }

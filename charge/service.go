@@ -1,0 +1,188 @@
+package charge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/idempotency"
+)
+
+var (
+	// ErrKeyInUse is returned by Create while another request holds the same inbound key.
+	ErrKeyInUse = errors.New("charge: idempotency key in use by a request still running")
+	// ErrKeyReused is returned by Create for an inbound key first used with another request.
+	ErrKeyReused = errors.New("charge: idempotency key reused with another request")
+)
+
+// DuplicateReferenceError is returned by Create when a live charge (processing, pending or
+// succeeded) of the merchant already carries the request's reference.
+type DuplicateReferenceError struct {
+	ChargeID string
+}
+
+func (e *DuplicateReferenceError) Error() string {
+	return fmt.Sprintf("charge: reference already used by live charge %s", e.ChargeID)
+}
+
+// CreateParams is one keyed request for a new charge.
+type CreateParams struct {
+	MerchantID  string
+	Key         string
+	Fingerprint idempotency.Fingerprint
+	Request     Request
+	// Timeout is the caller's remaining deadline (Request-Timeout-Ms); the answer is
+	// decided within it.
+	Timeout time.Duration
+}
+
+// Response is an answer to a charge request: an HTTP status and its exact body.
+type Response struct {
+	Status int
+	Body   []byte
+}
+
+// Renderer turns a charge into the API's answer for it. The engine stores the bytes it
+// returns so that a replay is the same answer byte for byte.
+type Renderer func(c *Charge) Response
+
+// Runner carries a stored charge to the processor: every attempt under the charge's
+// processor key, inside the deadline of ctx. It returns the outcome and the attempts made.
+type Runner interface {
+	Account() string
+	Run(ctx context.Context, c *Charge) Outcome
+}
+
+// Outcome is what a run of a charge decided.
+type Outcome struct {
+	Status       Status
+	ProcessorRef string
+	Failure      *Failure
+	Decline      []byte
+	Attempts     []Attempt
+}
+
+// Service is the charge engine.
+type Service struct {
+	store  Store
+	runner Runner
+	render Renderer
+	log    *zap.Logger
+	// lockMargin is added to a request's deadline to lock its key: a crashed request's
+	// key frees itself after its deadline plus this margin.
+	lockMargin time.Duration
+	// answerMargin is kept free at the end of the caller's deadline to store and send
+	// the answer.
+	answerMargin time.Duration
+}
+
+// NewService returns the charge engine.
+func NewService(store Store, runner Runner, render Renderer, log *zap.Logger) *Service {
+	return &Service{store: store, runner: runner, render: render, log: log,
+		lockMargin: 15 * time.Second, answerMargin: 150 * time.Millisecond}
+}
+
+// Create runs one keyed charge request. It returns the answer to send, or ErrKeyInUse,
+// ErrKeyReused or a *DuplicateReferenceError.
+func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) {
+	id := NewID()
+	begun, err := s.store.BeginCharge(ctx, BeginParams{
+		MerchantID:  p.MerchantID,
+		Key:         p.Key,
+		Fingerprint: p.Fingerprint,
+		LockFor:     p.Timeout + s.lockMargin,
+		New: Charge{
+			ID:               id,
+			MerchantID:       p.MerchantID,
+			Amount:           p.Request.Amount,
+			Currency:         p.Request.Currency,
+			PaymentMethod:    p.Request.PaymentMethod,
+			Customer:         p.Request.Customer,
+			Reference:        p.Request.Reference,
+			Initiator:        p.Request.Initiator,
+			ReattemptMode:    p.Request.ReattemptMode,
+			Metadata:         p.Request.Metadata,
+			ProcessorKey:     ProcessorKey(id),
+			ProcessorAccount: s.runner.Account(),
+		},
+	})
+	if err != nil {
+		return Response{}, fmt.Errorf("charge: begin: %w", err)
+	}
+	switch begun.Verdict {
+	case idempotency.Mismatch:
+		return Response{}, ErrKeyReused
+	case idempotency.InUse:
+		return Response{}, ErrKeyInUse
+	case idempotency.Replay:
+		if begun.Record.ResponseBody == nil && begun.Charge != nil {
+			// A request first answered 202 gets the charge's current state.
+			return s.render(begun.Charge), nil
+		}
+		return Response{Status: begun.Record.ResponseStatus, Body: begun.Record.ResponseBody}, nil
+	}
+	if begun.DuplicateOf != "" {
+		return Response{}, &DuplicateReferenceError{ChargeID: begun.DuplicateOf}
+	}
+	c := begun.Charge
+	if c == nil {
+		return Response{}, errors.New("charge: begin returned no charge")
+	}
+	if !begun.Created && c.Status != StatusProcessing && !(c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable) {
+		// The charge already has an outcome that is not replayed from storage (a pending
+		// charge, or one settled since): answer its current state, and free the key.
+		resp := s.render(c)
+		return resp, s.finish(ctx, p, c, nil, resp)
+	}
+	// The run continues even if the caller hangs up: once a request may reach the
+	// processor, its outcome must be stored. Its own deadline is the caller's.
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(p.Timeout-s.answerMargin, 0))
+	defer cancel()
+	out := s.runner.Run(runCtx, c)
+	c.Status = out.Status
+	c.Failure = out.Failure
+	c.Decline = out.Decline
+	if out.ProcessorRef != "" {
+		c.ProcessorRef = out.ProcessorRef
+	}
+	c.Attempts += len(out.Attempts)
+	resp := s.render(c)
+	// Storing the outcome must not be cut short by the caller hanging up.
+	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelFinish()
+	if err := s.finish(finishCtx, p, c, out.Attempts, resp); err != nil {
+		return Response{}, err
+	}
+	return resp, nil
+}
+
+// finish stores the outcome; the response is stored for replay unless it is a 202 (its
+// replay renders the current state) or a retryable failure (a retry runs again).
+func (s *Service) finish(ctx context.Context, p CreateParams, c *Charge, attempts []Attempt, resp Response) error {
+	fp := FinishParams{MerchantID: p.MerchantID, Key: p.Key, Charge: c, Attempts: attempts}
+	switch {
+	case c.Status == StatusPending || c.Status == StatusProcessing:
+		fp.ResponseStatus = resp.Status
+	case c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable:
+	default:
+		fp.ResponseStatus, fp.ResponseBody = resp.Status, resp.Body
+	}
+	if err := s.store.FinishCharge(ctx, fp); err != nil {
+		s.log.Error("storing charge outcome failed", zap.String("charge_id", c.ID), zap.String("status", string(c.Status)), zap.Error(err))
+		return fmt.Errorf("charge: finish %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Get returns a merchant's charge with its attempts, or ErrNotFound.
+func (s *Service) Get(ctx context.Context, merchantID, id string) (*Charge, error) {
+	return s.store.Charge(ctx, merchantID, id)
+}
+
+// List returns a page of a merchant's charges, newest first, and whether more follow.
+func (s *Service) List(ctx context.Context, p ListParams) ([]Charge, bool, error) {
+	return s.store.Charges(ctx, p)
+}

@@ -1,0 +1,73 @@
+package charge
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/paygate/paygate/idempotency"
+)
+
+// Store is what the charge engine needs from the store of record. Each method is one
+// transaction; none is open while the processor is called.
+type Store interface {
+	// BeginCharge is the first atomic phase of a keyed request: it binds the inbound key to
+	// the request's fingerprint (or checks it), takes the key's lock, and creates the charge
+	// with its processor key when the key has none yet.
+	BeginCharge(ctx context.Context, p BeginParams) (Begun, error)
+	// FinishCharge is the last atomic phase: it stores the outcome, the attempts and, when
+	// the answer is final, the response replayed for the key; and it releases the key's lock.
+	FinishCharge(ctx context.Context, p FinishParams) error
+	// Charge returns a merchant's charge with its attempts, or ErrNotFound.
+	Charge(ctx context.Context, merchantID, id string) (*Charge, error)
+	// Charges returns a page of a merchant's charges, newest first.
+	Charges(ctx context.Context, p ListParams) ([]Charge, bool, error)
+}
+
+// ErrNotFound is returned for a charge that does not exist or belongs to another merchant.
+var ErrNotFound = errors.New("charge: not found")
+
+// BeginParams are the inputs of Store.BeginCharge.
+type BeginParams struct {
+	MerchantID  string
+	Key         string
+	Fingerprint idempotency.Fingerprint
+	// LockFor is how long the key stays locked if this request dies without finishing.
+	LockFor time.Duration
+	// New is the charge to create when the key has none.
+	New Charge
+}
+
+// Begun is what Store.BeginCharge found or did.
+type Begun struct {
+	Verdict idempotency.Verdict
+	Record  idempotency.Record
+	// Charge is the key's charge (just created, or the one a previous request created);
+	// nil when the key has none.
+	Charge *Charge
+	// Created is true when this call created Charge.
+	Created bool
+	// DuplicateOf names the live charge that already carries the request's reference; the
+	// key is bound but no charge was created.
+	DuplicateOf string
+}
+
+// FinishParams are the inputs of Store.FinishCharge.
+type FinishParams struct {
+	MerchantID string
+	Key        string
+	Charge     *Charge   // the charge with its new status, failure, decline, processor_ref
+	Attempts   []Attempt // attempts made by this request, appended to the charge's
+	// ResponseStatus and ResponseBody are stored for replay when ResponseStatus is not 0.
+	// A 202 is stored without a body: its replay renders the charge's current state.
+	ResponseStatus int
+	ResponseBody   []byte
+}
+
+// ListParams select a page of charges.
+type ListParams struct {
+	MerchantID    string
+	Status        Status // empty for all
+	Limit         int
+	StartingAfter string // a charge id: the page starts after it
+}

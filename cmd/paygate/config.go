@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is paygate's configuration, read from the environment.
+type config struct {
+	DatabaseURL     string
+	Addr            string
+	Processor       string // "sim" or "stripe"
+	SimAddr         string
+	StripeKey       string
+	StripeAPIBase   string
+	MaxAmount       int64
+	LogLevel        string
+	ShutdownTimeout time.Duration
+	DBMaxConns      int32
+}
+
+// configError names the variable that is wrong; main prints it as one line.
+type configError struct {
+	Var string
+	Msg string
+}
+
+func (e *configError) Error() string { return fmt.Sprintf("paygate: %s: %s", e.Var, e.Msg) }
+
+// loadConfig reads the configuration through getenv. needDB says whether DATABASE_URL is
+// required by the command.
+func loadConfig(getenv func(string) string, needDB bool) (config, error) {
+	c := config{
+		DatabaseURL:     getenv("DATABASE_URL"),
+		Addr:            orDefault(getenv("PAYGATE_ADDR"), "127.0.0.1:8080"),
+		Processor:       orDefault(getenv("PAYGATE_PROCESSOR"), "sim"),
+		SimAddr:         orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"),
+		StripeKey:       getenv("STRIPE_SECRET_KEY"),
+		StripeAPIBase:   getenv("STRIPE_API_BASE"),
+		LogLevel:        orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),
+		MaxAmount:       99_999_999,
+		ShutdownTimeout: 15 * time.Second,
+		DBMaxConns:      32,
+	}
+	if needDB {
+		if c.DatabaseURL == "" {
+			return c, &configError{"DATABASE_URL", "is required (postgres://user@host:port/db)"}
+		}
+		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return c, &configError{"DATABASE_URL", "must be a postgres:// URL"}
+		}
+	}
+	if err := checkAddr("PAYGATE_ADDR", c.Addr); err != nil {
+		return c, err
+	}
+	switch c.Processor {
+	case "sim":
+		if err := checkAddr("PAYGATE_SIM_ADDR", c.SimAddr); err != nil {
+			return c, err
+		}
+	case "stripe":
+		if c.StripeKey == "" {
+			return c, &configError{"STRIPE_SECRET_KEY", `is required when PAYGATE_PROCESSOR=stripe`}
+		}
+		if c.StripeAPIBase != "" {
+			if u, err := url.Parse(c.StripeAPIBase); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return c, &configError{"STRIPE_API_BASE", "must be an http:// or https:// URL"}
+			}
+		}
+	default:
+		return c, &configError{"PAYGATE_PROCESSOR", `must be "sim" or "stripe"`}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return c, &configError{"PAYGATE_LOG_LEVEL", "must be debug, info, warn or error"}
+	}
+	if v := getenv("PAYGATE_MAX_AMOUNT"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return c, &configError{"PAYGATE_MAX_AMOUNT", "must be a positive integer (minor units)"}
+		}
+		c.MaxAmount = n
+	}
+	if v := getenv("PAYGATE_SHUTDOWN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, &configError{"PAYGATE_SHUTDOWN_TIMEOUT", "must be a positive duration such as 15s"}
+		}
+		c.ShutdownTimeout = d
+	}
+	if v := getenv("PAYGATE_DB_MAX_CONNS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 2 {
+			return c, &configError{"PAYGATE_DB_MAX_CONNS", "must be an integer of at least 2"}
+		}
+		c.DBMaxConns = int32(n)
+	}
+	return c, nil
+}
+
+func checkAddr(name, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || strings.Contains(host, "/") {
+		return &configError{name, "must be HOST:PORT"}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return &configError{name, "must have a port between 0 and 65535"}
+	}
+	return nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

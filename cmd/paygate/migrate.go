@@ -1,0 +1,29 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/paygate/paygate/store"
+)
+
+func runMigrate(ctx context.Context, args []string, stdout io.Writer, getenv func(string) string) error {
+	if len(args) != 0 {
+		return &usageError{"migrate takes no arguments"}
+	}
+	cfg, err := loadConfig(getenv, true)
+	if err != nil {
+		return err
+	}
+	applied, err := store.Migrate(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	st, err := store.Migrations(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "paygate: schema at version %d (%d migrations applied now)\n", st.Current, len(applied))
+	return nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+const usage = `usage: paygate COMMAND [ARGS]
+
+commands:
+  serve                      the gateway: API and background workers
+  migrate                    apply database migrations and exit
+  keys create --merchant M --role checkout|operator|auditor
+                             create an API key and print it once
+  keys list [--merchant M]   list keys (never their secrets)
+  keys revoke ID             revoke a key
+  sim [--addr HOST:PORT]     the processor simulator alone (Stripe wire format)
+
+Configuration is read from the environment: see README.
+`
+
+// exitUsage is the exit status of a command line or input that cannot be used.
+const exitUsage = 2
+
+// Run runs the paygate command line and returns the process exit status.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runServe(ctx, args[1:], stderr, getenv, nil)
+	case "migrate":
+		err = runMigrate(ctx, args[1:], stdout, getenv)
+	case "keys":
+		err = runKeys(ctx, args[1:], stdout, getenv)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "paygate: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, oneLine(err))
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return 1
+}
+
+// usageError is a command line that cannot be used.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return "paygate: " + e.msg }
+
+func oneLine(err error) string {
+	s := err.Error()
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// newLogger returns the JSON logger of the process, writing to w.
+func newLogger(level string, w io.Writer) *zap.Logger {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		lvl = zapcore.InfoLevel
+	}
+	enc := zap.NewProductionEncoderConfig()
+	enc.TimeKey = "ts"
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(w), lvl)
+	return zap.New(core)
+}

@@ -1,0 +1,13 @@
+// Package migrations holds paygate's database schema as numbered SQL files, embedded in the
+// binary so that `paygate migrate`, `paygate serve` and the tests apply exactly the same files.
+//
+// The files are applied with pressly/goose v3 (see store.Migrate). A file is never edited
+// once it has landed: a change to the schema is a new file with the next number.
+package migrations
+
+import "embed"
+
+// FS holds the numbered migration files (NNNN_name.sql, goose format).
+//
+//go:embed *.sql
+var FS embed.FS

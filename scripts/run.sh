@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# run.sh: start the gateway as a developer would, or (with "migrate") only migrate.
+# With DATABASE_URL unset the database is a project-local cluster under .data/ that stays
+# between runs and is stopped when the gateway exits.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+mode=${1:-serve}
+if [ -z "${DATABASE_URL:-}" ]; then
+  port=${PAYGATE_DEV_PG_PORT:-54329}
+  DATABASE_URL=$(scripts/pg.sh start .data/pg "$port")
+  export DATABASE_URL
+  trap 'scripts/pg.sh stop .data/pg' EXIT
+fi
+
+bin/paygate migrate
+[ "$mode" = migrate ] && exit 0
+
+# One development key per role for the merchant "dev", printed for the developer.
+echo "development API keys (merchant dev):"
+for role in checkout operator auditor; do
+  printf '  %-9s %s\n' "$role" "$(bin/paygate keys create --merchant dev --role "$role")"
+done
+echo "gateway on http://${PAYGATE_ADDR:-127.0.0.1:8080} (Ctrl-C stops it)"
+bin/paygate serve &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; scripts/pg.sh stop .data/pg' EXIT INT TERM
+wait $pid

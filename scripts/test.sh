@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# test.sh: the whole test suite. With DATABASE_URL unset it starts a throwaway PostgreSQL
+# cluster in a temporary directory and removes it on exit. The test packages migrate one
+# template database and clone it, one database per package (see internal/dbtest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+if [ -z "${DATABASE_URL:-}" ]; then
+  tmp=$(mktemp -d -t paygate-test.XXXXXX)
+  cleanup() { scripts/pg.sh stop "$tmp" || true; rm -rf "$tmp"; }
+  trap cleanup EXIT
+  port=$(free_port)
+  DATABASE_URL=$(scripts/pg.sh start "$tmp" "$port")
+  export DATABASE_URL
+fi
+
+# The binary is built once; whole-program tests run it from here.
+go build -o bin/paygate ./cmd/paygate
+PAYGATE_BIN=$(pwd)/bin/paygate
+export PAYGATE_BIN
+
+flags=(-count=1 -timeout 12m)
+if [ "${PAYGATE_TEST_RACE:-}" = 1 ]; then
+  flags+=(-race)
+fi
+go test "${flags[@]}" ./...

@@ -1,0 +1,318 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/idempotency"
+)
+
+var _ charge.Store = (*DB)(nil)
+
+const chargeColumns = `c.id, c.merchant_id, c.amount, c.currency, c.payment_method, COALESCE(c.customer, ''),
+	COALESCE(c.reference, ''), c.initiator, c.reattempt_mode, COALESCE(c.reattempt_of, ''), c.metadata, c.status,
+	c.processor_key, COALESCE(c.processor_account, ''), COALESCE(c.processor_ref, ''), c.failure_code,
+	c.failure_retryable, c.decline, c.attempts, c.first_sent_at, c.created_at, c.updated_at,
+	COALESCE((SELECT k.key FROM idempotency_keys k WHERE k.charge_id = c.id ORDER BY k.created_at LIMIT 1), '')`
+
+func scanCharge(row pgx.Row) (*charge.Charge, error) {
+	var (
+		c         charge.Charge
+		meta      []byte
+		failCode  *string
+		failRetry *bool
+		decline   []byte
+	)
+	err := row.Scan(&c.ID, &c.MerchantID, &c.Amount, &c.Currency, &c.PaymentMethod, &c.Customer,
+		&c.Reference, &c.Initiator, &c.ReattemptMode, &c.ReattemptOf, &meta, &c.Status,
+		&c.ProcessorKey, &c.ProcessorAccount, &c.ProcessorRef, &failCode,
+		&failRetry, &decline, &c.Attempts, &c.FirstSentAt, &c.CreatedAt, &c.UpdatedAt,
+		&c.IdempotencyKey)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	if len(meta) > 0 && string(meta) != "{}" {
+		if err := json.Unmarshal(meta, &c.Metadata); err != nil {
+			return nil, fmt.Errorf("store: charge %s metadata: %w", c.ID, err)
+		}
+	}
+	if failCode != nil {
+		c.Failure = &charge.Failure{Code: *failCode, Retryable: failRetry != nil && *failRetry}
+	}
+	if len(decline) > 0 {
+		c.Decline = json.RawMessage(decline)
+	}
+	return &c, nil
+}
+
+// BeginCharge implements charge.Store.
+func (db *DB) BeginCharge(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
+	var out charge.Begun
+	err := db.InTx(ctx, func(tx pgx.Tx) error {
+		out = charge.Begun{}
+		var now time.Time
+		if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+			return err
+		}
+		lockUntil := now.Add(p.LockFor)
+		tag, err := tx.Exec(ctx, `
+			INSERT INTO idempotency_keys (merchant_id, key, fingerprint, recovery_point, locked_until)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+			p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointStarted, lockUntil)
+		if err != nil {
+			return fmt.Errorf("store: bind key: %w", err)
+		}
+		rec, err := lockKey(ctx, tx, p.MerchantID, p.Key)
+		if err != nil {
+			return err
+		}
+		out.Record = rec
+		if tag.RowsAffected() == 0 {
+			out.Verdict = idempotency.Decide(rec, p.Fingerprint, now)
+			if out.Verdict != idempotency.Proceed {
+				if rec.ChargeID != "" && out.Verdict != idempotency.Mismatch {
+					out.Charge, err = chargeByID(ctx, tx, p.MerchantID, rec.ChargeID)
+				}
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = $3, last_used_at = $4
+				WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key, lockUntil, now); err != nil {
+				return fmt.Errorf("store: lock key: %w", err)
+			}
+		}
+		out.Verdict = idempotency.Proceed
+		if rec.ChargeID != "" {
+			out.Charge, err = chargeByID(ctx, tx, p.MerchantID, rec.ChargeID)
+			return err
+		}
+		dup, err := insertCharge(ctx, tx, p.New, now)
+		if err != nil {
+			return err
+		}
+		if dup != "" {
+			out.DuplicateOf = dup
+			_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL
+				WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key)
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET charge_id = $3, recovery_point = $4
+			WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key, p.New.ID, idempotency.PointCreated); err != nil {
+			return fmt.Errorf("store: attach charge to key: %w", err)
+		}
+		out.Created = true
+		out.Charge, err = chargeByID(ctx, tx, p.MerchantID, p.New.ID)
+		return err
+	})
+	return out, err
+}
+
+func lockKey(ctx context.Context, tx pgx.Tx, merchantID, key string) (idempotency.Record, error) {
+	rec := idempotency.Record{MerchantID: merchantID, Key: key}
+	var (
+		fp       []byte
+		chargeID *string
+		status   *int
+	)
+	err := tx.QueryRow(ctx, `
+		SELECT fingerprint, charge_id, recovery_point, locked_until, response_status, response_body
+		  FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 FOR UPDATE`, merchantID, key,
+	).Scan(&fp, &chargeID, &rec.RecoveryPoint, &rec.LockedUntil, &status, &rec.ResponseBody)
+	if err != nil {
+		return rec, fmt.Errorf("store: read key: %w", interpretError(err))
+	}
+	copy(rec.Fingerprint[:], fp)
+	if chargeID != nil {
+		rec.ChargeID = *chargeID
+	}
+	if status != nil {
+		rec.ResponseStatus = *status
+	}
+	return rec, nil
+}
+
+// insertCharge writes a new charge. When a live charge of the merchant already carries the
+// same reference it writes nothing and returns that charge's id.
+func insertCharge(ctx context.Context, tx pgx.Tx, c charge.Charge, now time.Time) (string, error) {
+	meta, err := json.Marshal(c.Metadata)
+	if err != nil {
+		return "", fmt.Errorf("store: charge metadata: %w", err)
+	}
+	if c.Metadata == nil {
+		meta = []byte("{}")
+	}
+	_, err = tx.Exec(ctx, `SAVEPOINT insert_charge`)
+	if err != nil {
+		return "", err
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
+			initiator, reattempt_mode, reattempt_of, metadata, status, processor_key, processor_account,
+			created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), $11, $12, $13,
+			NULLIF($14, ''), $15, $15)`,
+		c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
+		string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, meta, string(charge.StatusProcessing),
+		c.ProcessorKey, c.ProcessorAccount, now)
+	var conflict *ConflictError
+	if err := interpretError(err); errors.As(err, &conflict) && conflict.Constraint == "charges_live_reference" {
+		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT insert_charge`); err != nil {
+			return "", err
+		}
+		var id string
+		err := tx.QueryRow(ctx, `SELECT id FROM charges WHERE merchant_id = $1 AND reference = $2
+			AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`, c.MerchantID, c.Reference).Scan(&id)
+		if err != nil {
+			return "", fmt.Errorf("store: find live reference: %w", interpretError(err))
+		}
+		return id, nil
+	} else if err != nil {
+		return "", fmt.Errorf("store: insert charge: %w", err)
+	}
+	_, err = tx.Exec(ctx, `RELEASE SAVEPOINT insert_charge`)
+	return "", err
+}
+
+// FinishCharge implements charge.Store.
+func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
+	c := p.Charge
+	var failCode *string
+	var failRetry *bool
+	if c.Failure != nil {
+		failCode, failRetry = &c.Failure.Code, &c.Failure.Retryable
+	}
+	var decline []byte
+	if len(c.Decline) > 0 {
+		decline = c.Decline
+	}
+	return db.InTx(ctx, func(tx pgx.Tx) error {
+		var base int
+		err := tx.QueryRow(ctx, `SELECT attempts FROM charges WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
+			c.ID, c.MerchantID).Scan(&base)
+		if err != nil {
+			return fmt.Errorf("store: lock charge: %w", interpretError(err))
+		}
+		for i, a := range p.Attempts {
+			_, err := tx.Exec(ctx, `
+				INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class, http_status,
+					processor_code, request_id, retry_after_ms, backoff_ms, budget_tokens_before, budget_tokens_after)
+				VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, 0), NULLIF($8, ''), NULLIF($9, ''), $10, $11, $12, $13)`,
+				c.ID, base+i+1, a.StartedAt, a.DurationMS, a.TimeoutMS, a.Class, a.HTTPStatus, a.ProcessorCode,
+				a.RequestID, a.RetryAfterMS, a.BackoffMS, a.BudgetTokensBefore, a.BudgetTokensAfter)
+			if err != nil {
+				return fmt.Errorf("store: insert attempt: %w", err)
+			}
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE charges SET status = $3, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
+				processor_account = COALESCE(NULLIF($5, ''), processor_account), failure_code = $6,
+				failure_retryable = $7, decline = $8, attempts = attempts + $9,
+				first_sent_at = CASE WHEN $9 > 0 THEN COALESCE(first_sent_at, $10) ELSE first_sent_at END,
+				updated_at = now(),
+				finalized_at = CASE WHEN $3 IN ('succeeded', 'declined', 'failed') THEN now() END
+			 WHERE id = $1 AND merchant_id = $2`,
+			c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
+			decline, len(p.Attempts), firstStart(p.Attempts))
+		if err != nil {
+			return fmt.Errorf("store: update charge: %w", err)
+		}
+		var status *int
+		var body []byte
+		if p.ResponseStatus != 0 {
+			status, body = &p.ResponseStatus, p.ResponseBody
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE idempotency_keys SET response_status = $3, response_body = $4, recovery_point = $5,
+				locked_until = NULL, last_used_at = now()
+			 WHERE merchant_id = $1 AND key = $2`,
+			p.MerchantID, p.Key, status, body, idempotency.PointFinished)
+		if err != nil {
+			return fmt.Errorf("store: finish key: %w", err)
+		}
+		return nil
+	})
+}
+
+func firstStart(as []charge.Attempt) *time.Time {
+	if len(as) == 0 {
+		return nil
+	}
+	t := as[0].StartedAt
+	return &t
+}
+
+// Charge implements charge.Store.
+func (db *DB) Charge(ctx context.Context, merchantID, id string) (*charge.Charge, error) {
+	c, err := chargeByID(ctx, db.pool, merchantID, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, charge.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.pool.Query(ctx, `
+		SELECT n, started_at, duration_ms, timeout_ms, class, COALESCE(http_status, 0),
+			COALESCE(processor_code, ''), COALESCE(request_id, ''), COALESCE(retry_after_ms, 0),
+			COALESCE(backoff_ms, 0), COALESCE(budget_tokens_before, 0), COALESCE(budget_tokens_after, 0)
+		  FROM charge_attempts WHERE charge_id = $1 ORDER BY n`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: attempts: %w", err)
+	}
+	c.AttemptsDetail, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (charge.Attempt, error) {
+		var a charge.Attempt
+		err := r.Scan(&a.N, &a.StartedAt, &a.DurationMS, &a.TimeoutMS, &a.Class, &a.HTTPStatus,
+			&a.ProcessorCode, &a.RequestID, &a.RetryAfterMS, &a.BackoffMS, &a.BudgetTokensBefore, &a.BudgetTokensAfter)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: attempts: %w", err)
+	}
+	return c, nil
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func chargeByID(ctx context.Context, q querier, merchantID, id string) (*charge.Charge, error) {
+	return scanCharge(q.QueryRow(ctx, `SELECT `+chargeColumns+` FROM charges c WHERE c.id = $1 AND c.merchant_id = $2`,
+		id, merchantID))
+}
+
+// Charges implements charge.Store: newest first, by (created_at, id) so that the cursor is
+// stable even for charges created in the same microsecond.
+func (db *DB) Charges(ctx context.Context, p charge.ListParams) ([]charge.Charge, bool, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT `+chargeColumns+` FROM charges c
+		 WHERE c.merchant_id = $1
+		   AND ($2 = '' OR c.status = $2)
+		   AND ($3 = '' OR (c.created_at, c.id) < (SELECT s.created_at, s.id FROM charges s
+		                                           WHERE s.id = $3 AND s.merchant_id = $1))
+		 ORDER BY c.created_at DESC, c.id DESC
+		 LIMIT $4`, p.MerchantID, string(p.Status), p.StartingAfter, p.Limit+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: list charges: %w", err)
+	}
+	defer rows.Close()
+	var out []charge.Charge
+	for rows.Next() {
+		c, err := scanCharge(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, *c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: list charges: %w", err)
+	}
+	more := len(out) > p.Limit
+	if more {
+		out = out[:p.Limit]
+	}
+	return out, more, nil
+}

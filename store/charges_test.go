@@ -1,0 +1,174 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/apikey"
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/idempotency"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/store"
+)
+
+func newMerchant(t *testing.T, db *store.DB, id string) {
+	t.Helper()
+	k, _ := apikey.Generate()
+	if err := db.CreateKey(context.Background(), id, apikey.RoleCheckout, k); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newCharge(merchant, ref string) charge.Charge {
+	id := charge.NewID()
+	return charge.Charge{ID: id, MerchantID: merchant, Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
+		Reference: ref, Initiator: charge.InitiatorCustomer, ReattemptMode: charge.ReattemptManual,
+		ProcessorKey: charge.ProcessorKey(id), ProcessorAccount: "acct_1"}
+}
+
+func begin(t *testing.T, db *store.DB, merchant, key string, fp idempotency.Fingerprint, c charge.Charge) charge.Begun {
+	t.Helper()
+	b, err := db.BeginCharge(context.Background(), charge.BeginParams{
+		MerchantID: merchant, Key: key, Fingerprint: fp, LockFor: time.Minute, New: c})
+	if err != nil {
+		t.Fatalf("BeginCharge: %v", err)
+	}
+	return b
+}
+
+func TestBeginChargeVerdicts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.Store(t)
+	newMerchant(t, db, "m1")
+	fp := idempotency.Fingerprint{1}
+
+	first := begin(t, db, "m1", "k1", fp, newCharge("m1", ""))
+	if first.Verdict != idempotency.Proceed || !first.Created || first.Charge == nil {
+		t.Fatalf("first request: got %+v, want a created charge", first)
+	}
+	if first.Charge.Status != charge.StatusProcessing || first.Charge.ProcessorKey != "pg_"+first.Charge.ID {
+		t.Fatalf("created charge: got status %s key %s", first.Charge.Status, first.Charge.ProcessorKey)
+	}
+	if first.Charge.IdempotencyKey != "k1" {
+		t.Fatalf("created charge: idempotency key %q, want k1", first.Charge.IdempotencyKey)
+	}
+
+	// While the first request runs, the same key is in use.
+	if b := begin(t, db, "m1", "k1", fp, newCharge("m1", "")); b.Verdict != idempotency.InUse {
+		t.Fatalf("concurrent request: got verdict %v, want InUse", b.Verdict)
+	}
+	// Another body under the same key is refused, running or not.
+	if b := begin(t, db, "m1", "k1", idempotency.Fingerprint{2}, newCharge("m1", "")); b.Verdict != idempotency.Mismatch {
+		t.Fatalf("other body: got verdict %v, want Mismatch", b.Verdict)
+	}
+	// The same key of another merchant is another key.
+	newMerchant(t, db, "m2")
+	if b := begin(t, db, "m2", "k1", fp, newCharge("m2", "")); !b.Created {
+		t.Fatalf("other merchant's key: got %+v, want a new charge", b)
+	}
+
+	c := first.Charge
+	c.Status = charge.StatusDeclined
+	c.ProcessorRef = "pi_123"
+	err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k1", Charge: c,
+		Attempts:       []charge.Attempt{{StartedAt: time.Now(), Class: "decline", HTTPStatus: 402, ProcessorCode: "card_declined"}},
+		ResponseStatus: 402, ResponseBody: []byte(`{"status":"declined"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := begin(t, db, "m1", "k1", fp, newCharge("m1", ""))
+	if replay.Verdict != idempotency.Replay || string(replay.Record.ResponseBody) != `{"status":"declined"}` || replay.Record.ResponseStatus != 402 {
+		t.Fatalf("after finish: got %+v, want the stored 402 replayed", replay)
+	}
+	got, err := db.Charge(ctx, "m1", c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != charge.StatusDeclined || got.Attempts != 1 || len(got.AttemptsDetail) != 1 || got.ProcessorRef != "pi_123" {
+		t.Fatalf("stored charge: got %+v", got)
+	}
+	if _, err := db.Charge(ctx, "m2", c.ID); !errors.Is(err, charge.ErrNotFound) {
+		t.Fatalf("another merchant's charge: got %v, want ErrNotFound", err)
+	}
+}
+
+func TestBeginChargeResumesAfterExpiredLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.Store(t)
+	newMerchant(t, db, "m1")
+	fp := idempotency.Fingerprint{3}
+	b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp,
+		LockFor: -time.Second, New: newCharge("m1", "")}) // a lock that has already expired: a crashed request
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := begin(t, db, "m1", "k", fp, newCharge("m1", ""))
+	if again.Verdict != idempotency.Proceed || again.Created || again.Charge.ID != b.Charge.ID {
+		t.Fatalf("retry after crash: got %+v, want to resume charge %s", again, b.Charge.ID)
+	}
+}
+
+func TestDuplicateReference(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.Store(t)
+	newMerchant(t, db, "m1")
+	first := begin(t, db, "m1", "k1", idempotency.Fingerprint{1}, newCharge("m1", "order-7"))
+	dup := begin(t, db, "m1", "k2", idempotency.Fingerprint{2}, newCharge("m1", "order-7"))
+	if dup.DuplicateOf != first.Charge.ID || dup.Created {
+		t.Fatalf("second live charge with the reference: got %+v, want DuplicateOf %s", dup, first.Charge.ID)
+	}
+	// Once the first is declined, the reference is free again.
+	c := first.Charge
+	c.Status = charge.StatusDeclined
+	if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k1", Charge: c, ResponseStatus: 402, ResponseBody: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	again := begin(t, db, "m1", "k3", idempotency.Fingerprint{3}, newCharge("m1", "order-7"))
+	if !again.Created {
+		t.Fatalf("reference after decline: got %+v, want a new charge", again)
+	}
+}
+
+func TestChargesPagination(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.Store(t)
+	newMerchant(t, db, "m1")
+	var ids []string
+	for i := range 5 {
+		b := begin(t, db, "m1", "key"+string(rune('a'+i)), idempotency.Fingerprint{byte(i)}, newCharge("m1", ""))
+		ids = append(ids, b.Charge.ID)
+	}
+	var seen []string
+	after := ""
+	for {
+		page, more, err := db.Charges(ctx, charge.ListParams{MerchantID: "m1", Limit: 2, StartingAfter: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range page {
+			seen = append(seen, c.ID)
+		}
+		if !more {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if len(seen) != 5 {
+		t.Fatalf("pages: got %d charges, want 5", len(seen))
+	}
+	for i := range seen {
+		if seen[i] != ids[len(ids)-1-i] {
+			t.Fatalf("pages: got %v, want newest first %v", seen, ids)
+		}
+	}
+	failed, _, err := db.Charges(ctx, charge.ListParams{MerchantID: "m1", Limit: 10, Status: charge.StatusFailed})
+	if err != nil || len(failed) != 0 {
+		t.Fatalf("status filter: got %d, %v; want none", len(failed), err)
+	}
+}

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Executor is what the store runs SQL on: a *pgxpool.Pool in production, or a pgx.Tx in
+// tests that roll everything back (InTx then nests as savepoints).
+type Executor interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// DB is paygate's store on a PostgreSQL connection pool.
+type DB struct {
+	pool Executor
+	raw  *pgxpool.Pool // nil when the store runs inside a test transaction
+}
+
+// Config tunes the connection pool.
+type Config struct {
+	// MaxConns bounds the pool (default 16). No connection is ever held across a
+	// processor call, so a small pool serves many charges in flight.
+	MaxConns int32
+}
+
+// Open connects to the database at url and checks that it answers.
+func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse DATABASE_URL: %w", err)
+	}
+	pcfg.MaxConns = 16
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: ping: %w", err)
+	}
+	return &DB{pool: pool, raw: pool}, nil
+}
+
+// New wraps an existing pool or transaction; the caller keeps ownership of it.
+func New(e Executor) *DB {
+	db := &DB{pool: e}
+	if p, ok := e.(*pgxpool.Pool); ok {
+		db.raw = p
+	}
+	return db
+}
+
+// Pool returns the underlying pool, for components (the job queue) that take one; nil
+// when the store runs inside a transaction.
+func (db *DB) Pool() *pgxpool.Pool { return db.raw }
+
+// Close closes the pool when the store owns one.
+func (db *DB) Close() {
+	if db.raw != nil {
+		db.raw.Close()
+	}
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	_, err := db.pool.Exec(ctx, `SELECT 1`)
+	return err
+}
+
+// Now returns the database clock.
+func (db *DB) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	err := db.pool.QueryRow(ctx, `SELECT now()`).Scan(&now)
+	return now, err
+}
+
+// maxTxRuns bounds how often InTx runs a transaction that keeps failing with a
+// serialization failure or deadlock.
+const maxTxRuns = 5
+
+// InTx runs fn in one transaction and commits it, running it again when PostgreSQL reports
+// a serialization failure or a deadlock. fn must not have effects outside the transaction.
+func (db *DB) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	var err error
+	for run := 0; run < maxTxRuns; run++ {
+		err = pgx.BeginFunc(ctx, db.pool, fn)
+		if err == nil || !retryableTxError(err) {
+			return interpretError(err)
+		}
+		if ctx.Err() != nil {
+			return errors.Join(err, ctx.Err())
+		}
+	}
+	return fmt.Errorf("store: transaction failed %d times: %w", maxTxRuns, err)
+}

@@ -1,0 +1,9 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/paygate/paygate/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
