@@ -22,13 +22,13 @@ type Charges interface {
 
 // Config is what the HTTP interface is built from.
 type Config struct {
-	Log       *zap.Logger
-	Auth      Authenticator
-	Ready     Readiness
-	Charges   Charges
-	Limits    charge.Limits
-	Registry  *prometheus.Registry // metrics registry served on /metrics
-	Gatherer  prometheus.Gatherer  // defaults to Registry
+	Log      *zap.Logger
+	Auth     Authenticator
+	Ready    Readiness
+	Charges  Charges
+	Limits   charge.Limits
+	Registry *prometheus.Registry // metrics registry served on /metrics
+	Gatherer prometheus.Gatherer  // defaults to Registry
 }
 
 // New returns the gateway's HTTP handler.
@@ -60,4 +60,3 @@ func New(cfg Config) *echo.Echo {
 	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound })
 	return e
 }
-
