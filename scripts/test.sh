@@ -15,6 +15,14 @@ if [ -z "${DATABASE_URL:-}" ]; then
   export DATABASE_URL
 fi
 
+# stripe-mock checks that every request paygate sends is valid in Stripe's published API.
+gobin=$(go env GOPATH)/bin
+if ! command -v stripe-mock >/dev/null 2>&1 && [ ! -x "$gobin/stripe-mock" ]; then
+  echo "installing stripe-mock (once)"
+  go install github.com/stripe/stripe-mock@v0.203.0
+fi
+export PATH="$PATH:$gobin"
+
 # The binary is built once; whole-program tests run it from here.
 go build -o bin/paygate ./cmd/paygate
 PAYGATE_BIN=$(pwd)/bin/paygate

@@ -1,0 +1,123 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stripe/stripe-go/v76"
+
+	"github.com/paygate/paygate/retry"
+)
+
+func stripeErr(status int, typ stripe.ErrorType, code string, header map[string]string, raw string) *stripe.Error {
+	h := http.Header{}
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	e := &stripe.Error{HTTPStatusCode: status, Type: typ, Code: stripe.ErrorCode(code), Msg: "message"}
+	e.SetLastResponse(&stripe.APIResponse{Header: h, StatusCode: status, RawJSON: []byte(raw)})
+	return e
+}
+
+func intent(status stripe.PaymentIntentStatus, header map[string]string) *stripe.PaymentIntent {
+	h := http.Header{}
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	pi := &stripe.PaymentIntent{ID: "pi_1", Status: status}
+	pi.SetLastResponse(&stripe.APIResponse{Header: h, StatusCode: 200})
+	return pi
+}
+
+// TestClassifyWrite covers every row of the classification table of the design.
+func TestClassifyWrite(t *testing.T) {
+	t.Parallel()
+	declined := stripeErr(402, stripe.ErrorTypeCard, "card_declined", nil,
+		`{"error":{"type":"card_error","code":"card_declined","decline_code":"do_not_honor","network_decline_code":"05","advice_code":"try_again_later","network_advice_code":"24"}}`)
+	declined.DeclineCode = "do_not_honor"
+	declined.PaymentIntent = &stripe.PaymentIntent{ID: "pi_declined", Status: stripe.PaymentIntentStatusRequiresPaymentMethod}
+	withLastError := intent(stripe.PaymentIntentStatusRequiresPaymentMethod, nil)
+	withLastError.LastPaymentError = &stripe.Error{Code: "card_declined", DeclineCode: "insufficient_funds"}
+
+	for _, tc := range []struct {
+		name      string
+		r         response
+		pi        *stripe.PaymentIntent
+		err       error
+		wantClass retry.Class
+		wantMaybe bool
+	}{
+		{"refused before send", response{}, nil, errors.New("dial tcp: connection refused"), retry.ClassNotSent, false},
+		{"write failed", response{wrote: false}, nil, errors.New("write: broken pipe"), retry.ClassNotSent, false},
+		{"timeout after send", response{wrote: true, ctxErr: context.DeadlineExceeded}, nil,
+			fmt.Errorf("Post: %w", context.DeadlineExceeded), retry.ClassOutcomeUnknown, true},
+		{"dropped after send", response{wrote: true}, nil, errors.New("EOF"), retry.ClassOutcomeUnknown, true},
+		{"succeeded", response{}, intent(stripe.PaymentIntentStatusSucceeded, nil), nil, retry.ClassSuccess, false},
+		{"replayed success", response{}, intent(stripe.PaymentIntentStatusSucceeded, map[string]string{"Idempotent-Replayed": "true"}), nil, retry.ClassSuccess, false},
+		{"processing", response{}, intent(stripe.PaymentIntentStatusProcessing, nil), nil, retry.ClassUnknownFinal, true},
+		{"requires action", response{}, intent(stripe.PaymentIntentStatusRequiresAction, nil), nil, retry.ClassUnknownFinal, true},
+		{"requires payment method with error", response{}, withLastError, nil, retry.ClassDecline, false},
+		{"canceled", response{}, intent(stripe.PaymentIntentStatusCanceled, nil), nil, retry.ClassTerminal, false},
+		{"402 decline", response{}, nil, declined, retry.ClassDecline, false},
+		{"replayed 402", response{}, nil, stripeErr(402, stripe.ErrorTypeCard, "card_declined", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassDecline, false},
+		{"replayed 500", response{}, nil, stripeErr(500, stripe.ErrorTypeAPI, "", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassStoredResult, true},
+		{"replayed 400", response{}, nil, stripeErr(400, stripe.ErrorTypeInvalidRequest, "parameter_missing", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassTerminal, false},
+		{"409 key in use", response{}, nil, stripeErr(409, stripe.ErrorTypeIdempotency, "idempotency_key_in_use", nil, `{}`), retry.ClassBusy, true},
+		{"429 lock_timeout", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "lock_timeout", nil, `{}`), retry.ClassBusy, true},
+		{"429 rate_limit", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "rate_limit", map[string]string{"Retry-After": "30"}, `{}`), retry.ClassRetryAfter, false},
+		{"500 keyed write", response{}, nil, stripeErr(500, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassUnknownFinal, true},
+		{"502", response{}, nil, stripeErr(502, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, true},
+		{"503", response{}, nil, stripeErr(503, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, false},
+		{"504", response{}, nil, stripeErr(504, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, true},
+		{"should-retry false on 503", response{}, nil, stripeErr(503, stripe.ErrorTypeAPI, "", map[string]string{"Stripe-Should-Retry": "false"}, `{}`), retry.ClassTerminal, true},
+		{"should-retry true on 400", response{}, nil, stripeErr(400, stripe.ErrorTypeInvalidRequest, "x", map[string]string{"Stripe-Should-Retry": "true"}, `{}`), retry.ClassRetry, false},
+		{"should-retry false on 500", response{}, nil, stripeErr(500, stripe.ErrorTypeAPI, "", map[string]string{"Stripe-Should-Retry": "false"}, `{}`), retry.ClassUnknownFinal, true},
+		{"400 idempotency_error", response{}, nil, stripeErr(400, stripe.ErrorTypeIdempotency, "", nil, `{}`), retry.ClassTerminal, true},
+		{"400 invalid", response{}, nil, stripeErr(400, stripe.ErrorTypeInvalidRequest, "parameter_missing", nil, `{}`), retry.ClassTerminal, false},
+		{"404 payment method", response{}, nil, stripeErr(404, stripe.ErrorTypeInvalidRequest, "resource_missing", nil, `{}`), retry.ClassTerminal, false},
+		{"non-JSON 200", response{wrote: true, status: 200, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassOutcomeUnknown, true},
+		{"non-JSON 502", response{wrote: true, status: 502, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassRetry, true},
+		{"non-JSON 503", response{wrote: true, status: 503, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassRetry, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := classifyWrite(tc.r, tc.pi, tc.err)
+			if a.Outcome.Class != tc.wantClass {
+				t.Fatalf("class: got %s, want %s", a.Outcome.Class, tc.wantClass)
+			}
+			maybe := a.Outcome.MaybeExecuted || a.Outcome.Class.Executed()
+			if maybe != tc.wantMaybe {
+				t.Fatalf("may have executed: got %v, want %v", maybe, tc.wantMaybe)
+			}
+		})
+	}
+}
+
+func TestClassifyDeclineEvidence(t *testing.T) {
+	t.Parallel()
+	e := stripeErr(402, stripe.ErrorTypeCard, "card_declined", nil,
+		`{"error":{"type":"card_error","code":"card_declined","decline_code":"do_not_honor","network_decline_code":"05","advice_code":"try_again_later","network_advice_code":"24"}}`)
+	e.DeclineCode = "do_not_honor"
+	e.PaymentIntent = &stripe.PaymentIntent{ID: "pi_9"}
+	a := classifyWrite(response{}, nil, e)
+	want := Decline{Code: "card_declined", DeclineCode: "do_not_honor", AdviceCode: "try_again_later",
+		NetworkDeclineCode: "05", NetworkAdviceCode: "24", Message: "message"}
+	if a.Decline == nil || *a.Decline != want {
+		t.Fatalf("decline: got %+v, want %+v", a.Decline, want)
+	}
+	if a.PaymentIntent != "pi_9" || a.Outcome.ProcessorCode != "do_not_honor" {
+		t.Fatalf("got payment intent %q code %q, want pi_9 do_not_honor", a.PaymentIntent, a.Outcome.ProcessorCode)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"sk_test_abc123", "rk_live_Zz9", "pi_123_secret_456", `"client_secret": "x"`, "4242424242424242"} {
+		if got := redact("before " + s + " after"); got != "before [redacted] after" {
+			t.Errorf("redact(%q) = %q", s, got)
+		}
+	}
+}
