@@ -1,0 +1,157 @@
+package decline
+
+import "time"
+
+// Violation is one attempt that broke a network rule.
+type Violation struct {
+	// Charge is the charge of the attempt.
+	Charge string `json:"charge,omitempty"`
+	// At is when the attempt was sent.
+	At time.Time `json:"at"`
+	// Rule is the rule it broke: [RuleAfterNever], [RuleBeforeMACDelay],
+	// [RuleVisa30d], [RuleMastercard24h] or [RuleMastercard30d].
+	Rule Rule `json:"rule"`
+	// Count is the count in the window that ends at the attempt, the
+	// attempt included, for the cap rules; 0 for the others.
+	Count int `json:"count,omitempty"`
+	// Limit is the cap that Count exceeds; 0 for the rules without one.
+	Limit int `json:"limit,omitempty"`
+}
+
+// Findings are the counts and violations [Audit] finds in a card's history.
+type Findings struct {
+	// Attempts counts every attempt, processor blocks included.
+	Attempts int `json:"attempts"`
+	// Declines counts declined attempts (not pending ones, not blocks).
+	Declines int `json:"declines"`
+	// DeclinesByClass counts declined attempts per class; an attempt
+	// without a usable class counts as [Generic].
+	DeclinesByClass map[Class]int `json:"declines_by_class"`
+	// Reattempts counts authorizations sent after a decline (or a pending
+	// attempt) with no approval between, on any network.
+	Reattempts int `json:"reattempts"`
+	// MaxVisaReattempts30d is the largest number of reattempts on Visa (or
+	// an unknown network) in any rolling 30 days.
+	MaxVisaReattempts30d int `json:"max_visa_reattempts_30d"`
+	// MaxMastercardDeclines24h is the largest number of declines and
+	// pending attempts on Mastercard (or an unknown network) in any rolling
+	// 24 hours.
+	MaxMastercardDeclines24h int `json:"max_mastercard_declines_24h"`
+	// MaxMastercardDeclines30d is the same over any rolling 30 days.
+	MaxMastercardDeclines30d int `json:"max_mastercard_declines_30d"`
+	// Violations lists each attempt that broke a rule, once per rule, in
+	// time order.
+	Violations []Violation `json:"violations"`
+}
+
+// Audit recounts a card's history at one processor account from scratch and
+// lists the attempts that broke a network rule:
+//
+//   - after_never: any attempt after a never-class decline or block;
+//   - before_mac_delay: any attempt before a Mastercard advice delay ended;
+//   - visa_30d: each reattempt on Visa (or an unknown network) that makes
+//     more than caps.VisaReattempts30d in the 30 days ending at it;
+//   - mastercard_24h, mastercard_30d: each decline or pending attempt on
+//     Mastercard (or an unknown network) that makes more than the cap in the
+//     24 hours or 30 days ending at it.
+//
+// Windows are half-open, (t−w, t]. The reattempt report runs Audit over the
+// stored history; it shares no counting code with [Check], so a fault in
+// enforcement shows up here instead of hiding twice. Histories are those of
+// one card, so the quadratic recount is cheap.
+func Audit(h History, caps Caps) Findings {
+	caps = caps.withDefaults()
+	hist := h.sorted()
+	f := Findings{
+		Attempts:        len(hist),
+		DeclinesByClass: map[Class]int{},
+		Violations:      []Violation{},
+	}
+
+	// Which attempts are reattempts: an authorization while a run of
+	// declines is open. Blocks are not authorizations.
+	reattempt := make([]bool, len(hist))
+	open := false
+	for i, a := range hist {
+		switch a.Outcome.orPending() {
+		case Blocked:
+			continue
+		case Approved:
+			reattempt[i] = open
+			open = false
+		case Declined:
+			reattempt[i] = open
+			open = true
+			f.Declines++
+			f.DeclinesByClass[a.Class.orGeneric()]++
+		case Pending:
+			reattempt[i] = open
+			open = true
+		}
+		if reattempt[i] {
+			f.Reattempts++
+		}
+	}
+
+	isVisa := func(i int) bool { return reattempt[i] && hist[i].Network.visaRules() }
+	isMCDecline := func(i int) bool {
+		o := hist[i].Outcome.orPending()
+		return (o == Declined || o == Pending) && hist[i].Network.mastercardRules()
+	}
+	// inWindow counts the attempts j <= i that match and fall in the window
+	// of length w that ends at attempt i.
+	inWindow := func(i int, w time.Duration, match func(int) bool) int {
+		n := 0
+		from := hist[i].At.Add(-w)
+		for j := 0; j <= i; j++ {
+			if match(j) && hist[j].At.After(from) {
+				n++
+			}
+		}
+		return n
+	}
+
+	neverAt := -1 // index of the first never-class refusal
+	for i, a := range hist {
+		flag := func(rule Rule, count, limit int) {
+			f.Violations = append(f.Violations, Violation{Charge: a.Charge, At: a.At, Rule: rule, Count: count, Limit: limit})
+		}
+		if neverAt >= 0 {
+			flag(RuleAfterNever, 0, 0)
+		}
+		for j := 0; j < i; j++ {
+			p := hist[j]
+			if p.Outcome.orPending() != Declined && p.Outcome.orPending() != Blocked {
+				continue
+			}
+			if d := MACDelay(p.MAC); d > 0 && a.At.Before(p.At.Add(d)) {
+				flag(RuleBeforeMACDelay, 0, 0)
+				break
+			}
+		}
+		if isVisa(i) {
+			n := inWindow(i, visaWindow, isVisa)
+			f.MaxVisaReattempts30d = max(f.MaxVisaReattempts30d, n)
+			if n > caps.VisaReattempts30d {
+				flag(RuleVisa30d, n, caps.VisaReattempts30d)
+			}
+		}
+		if isMCDecline(i) {
+			n := inWindow(i, mastercardShortWindow, isMCDecline)
+			f.MaxMastercardDeclines24h = max(f.MaxMastercardDeclines24h, n)
+			if n > caps.MastercardDeclines24h {
+				flag(RuleMastercard24h, n, caps.MastercardDeclines24h)
+			}
+			n = inWindow(i, mastercardLongWindow, isMCDecline)
+			f.MaxMastercardDeclines30d = max(f.MaxMastercardDeclines30d, n)
+			if n > caps.MastercardDeclines30d {
+				flag(RuleMastercard30d, n, caps.MastercardDeclines30d)
+			}
+		}
+		o := a.Outcome.orPending()
+		if neverAt < 0 && (o == Declined || o == Blocked) && a.Class.orGeneric() == Never {
+			neverAt = i
+		}
+	}
+	return f
+}

@@ -1,0 +1,269 @@
+package decline
+
+import "time"
+
+// Reason is why one more attempt is refused. Its string forms are the
+// contract's refusal reasons.
+type Reason string
+
+// The refusal reasons.
+const (
+	// ReasonNeverReattempt: the card had a never-class decline at this
+	// processor account.
+	ReasonNeverReattempt Reason = "never_reattempt"
+	// ReasonNetworkCapReached: one more attempt could break a network cap,
+	// or the processor refused for excessive reattempts.
+	ReasonNetworkCapReached Reason = "network_cap_reached"
+	// ReasonTooEarly: before a Mastercard advice delay ended, or before the
+	// schedule's next slot.
+	ReasonTooEarly Reason = "too_early"
+	// ReasonFixDataFirst: the decline asks for new card data; only another
+	// fingerprint or another expiry clears it.
+	ReasonFixDataFirst Reason = "fix_data_first"
+	// ReasonScheduleExhausted: every slot of the chain's schedule is spent.
+	ReasonScheduleExhausted Reason = "schedule_exhausted"
+)
+
+// NoCap is the RemainingInWindow of a card no network cap applies to
+// (American Express, Discover).
+const NoCap = -1
+
+// Next is the attempt [Check] is asked about.
+type Next struct {
+	// At is now, on the database clock.
+	At time.Time
+	// Network is the card's network, known from the payment method before
+	// the attempt; empty is unknown, and gets every network's caps.
+	Network Network
+	// Expiry is the expiry of the payment method to be charged; zero if
+	// unknown, which never clears a fix-data decline.
+	Expiry Expiry
+	// Chain is the root charge id when the attempt is a reattempt of a
+	// declined charge (manual or automatic); the class schedule then
+	// applies. It is empty for a new charge, which only the network rules
+	// and the fix-data rule restrict. Check does not verify that the chain
+	// ended in a decline: reattempt only declined charges.
+	Chain string
+}
+
+// Verdict is [Check]'s answer. Its JSON form is the contract's reattempt
+// block: allowed, not_before, reason, remaining_in_window.
+type Verdict struct {
+	// Allowed reports whether the attempt may be sent now.
+	Allowed bool `json:"allowed"`
+	// Reason is why it may not; empty when allowed.
+	Reason Reason `json:"reason,omitempty"`
+	// Rule is the rule behind Reason, for the decision log.
+	Rule Rule `json:"-"`
+	// NotBefore is the earliest time the attempt would be allowed if
+	// nothing else happens first; zero when allowed, and when waiting does
+	// not help (never, fix data, schedule exhausted).
+	NotBefore time.Time `json:"not_before,omitzero"`
+	// RemainingInWindow is how many more attempts the card's tightest
+	// network window admits now, counting the one asked about: at least 1
+	// when allowed, 0 after a never-class decline, [NoCap] when no network
+	// cap applies.
+	RemainingInWindow int `json:"remaining_in_window"`
+	// Counters are the counts the caps were checked against, for the
+	// decision log.
+	Counters Counters `json:"-"`
+}
+
+// Check decides whether one more attempt on a card may be sent at next.At,
+// given the card's history at this processor account. It is pure: the store
+// calls it inside the transaction that records the attempt, under a lock on
+// the card's row, so the last slot of a window goes to one attempt only.
+//
+// The rules, in the order they refuse:
+//
+//   - never_reattempt: any [Never] decline (or block) in the history, ever.
+//   - fix_data_first: a [FixData] decline (or block) not followed by an
+//     approval, whose expiry may equal next.Expiry.
+//   - schedule_exhausted: next.Chain's schedule has no slot left.
+//   - network_cap_reached: on Visa (or an unknown network), when the card is
+//     in a run of declines and the last 30 days already hold the cap's
+//     number of reattempts; on Mastercard (or unknown), when the last 24
+//     hours or 30 days already hold the cap's number of declines, since the
+//     next attempt may be one more; or within 30 days of a processor refusal
+//     for excessive reattempts with no approval since.
+//   - too_early: before the end of a Mastercard advice delay on any
+//     decline, or before next.Chain's next schedule slot.
+//
+// Of the time-bound refusals, the one that lifts last is reported, with the
+// time it lifts as NotBefore.
+func Check(h History, next Next, caps Caps) Verdict {
+	caps = caps.withDefaults()
+	now := next.At
+	hist := h.sorted()
+
+	var (
+		never     bool
+		fixOpen   []Expiry // fix-data expiries since the last approval
+		inRun     bool     // the last authorization was a decline or pending
+		visa      []time.Time
+		mc24      []time.Time
+		mc30      []time.Time
+		macUntil  time.Time
+		capUntil  time.Time
+		visaFrom  = now.Add(-visaWindow)
+		mc24From  = now.Add(-mastercardShortWindow)
+		mc30From  = now.Add(-mastercardLongWindow)
+		chainSeen bool
+		chainFrom time.Time // first refusal of next.Chain
+		chainLast time.Time // last attempt of next.Chain
+		chainN    int       // attempts of next.Chain after its first refusal
+		chainCls  Class     // class of next.Chain's last refusal
+	)
+	for _, a := range hist {
+		out := a.Outcome.orPending()
+		if out.refusal() {
+			switch a.Class.orGeneric() {
+			case Never:
+				never = true
+			case FixData:
+				fixOpen = append(fixOpen, a.Expiry)
+			}
+			if d := MACDelay(a.MAC); d > 0 {
+				macUntil = later(macUntil, a.At.Add(d))
+			}
+		}
+		if next.Chain != "" && a.Chain == next.Chain {
+			switch {
+			case chainSeen:
+				chainN++
+				chainLast = later(chainLast, a.At)
+				if out.refusal() {
+					chainCls = a.Class.orGeneric()
+				}
+			case out.refusal():
+				chainSeen = true
+				chainFrom, chainLast, chainCls = a.At, a.At, a.Class.orGeneric()
+			}
+		}
+		if out == Blocked {
+			if a.CapReached {
+				capUntil = later(capUntil, a.At.Add(processorCapRefusalFor))
+			}
+			continue
+		}
+		if inRun && a.Network.visaRules() && a.At.After(visaFrom) {
+			visa = append(visa, a.At)
+		}
+		if out != Approved && a.Network.mastercardRules() {
+			if a.At.After(mc24From) {
+				mc24 = append(mc24, a.At)
+			}
+			if a.At.After(mc30From) {
+				mc30 = append(mc30, a.At)
+			}
+		}
+		if out == Approved {
+			inRun = false
+			fixOpen = fixOpen[:0]
+			capUntil = time.Time{}
+		} else {
+			inRun = true
+		}
+	}
+
+	v := Verdict{
+		Counters: Counters{
+			VisaReattempts30d:     len(visa),
+			MastercardDeclines24h: len(mc24),
+			MastercardDeclines30d: len(mc30),
+		},
+		RemainingInWindow: NoCap,
+	}
+	netVisa, netMC := next.Network.visaRules(), next.Network.mastercardRules()
+	if netVisa {
+		v.RemainingInWindow = remaining(v.RemainingInWindow, caps.VisaReattempts30d-len(visa))
+	}
+	if netMC {
+		v.RemainingInWindow = remaining(v.RemainingInWindow, caps.MastercardDeclines24h-len(mc24))
+		v.RemainingInWindow = remaining(v.RemainingInWindow, caps.MastercardDeclines30d-len(mc30))
+	}
+
+	refuse := func(r Reason, rule Rule, notBefore time.Time) Verdict {
+		v.Reason, v.Rule, v.NotBefore = r, rule, notBefore
+		return v
+	}
+	if never {
+		v.RemainingInWindow = 0
+		return refuse(ReasonNeverReattempt, RuleAfterNever, time.Time{})
+	}
+	for _, e := range fixOpen {
+		if e.sameData(next.Expiry) {
+			return refuse(ReasonFixDataFirst, RuleFixData, time.Time{})
+		}
+	}
+
+	// Time-bound refusals; the one that lifts last is reported.
+	var waits []wait
+	if chainSeen && chainCls.Retryable() {
+		nb := later(macUntil, chainLast.Add(time.Nanosecond))
+		slot, ok := NextSlot(chainCls, chainFrom, chainN, nb)
+		if !ok {
+			return refuse(ReasonScheduleExhausted, RuleSchedule, time.Time{})
+		}
+		waits = append(waits, wait{ReasonTooEarly, RuleSchedule, slot})
+	}
+	if netVisa && inRun {
+		if n, c := len(visa), caps.VisaReattempts30d; n >= c {
+			waits = append(waits, wait{ReasonNetworkCapReached, RuleVisa30d, visa[n-c].Add(visaWindow)})
+		}
+	}
+	if netMC {
+		if n, c := len(mc24), caps.MastercardDeclines24h; n >= c {
+			waits = append(waits, wait{ReasonNetworkCapReached, RuleMastercard24h, mc24[n-c].Add(mastercardShortWindow)})
+		}
+		if n, c := len(mc30), caps.MastercardDeclines30d; n >= c {
+			waits = append(waits, wait{ReasonNetworkCapReached, RuleMastercard30d, mc30[n-c].Add(mastercardLongWindow)})
+		}
+	}
+	waits = append(waits,
+		wait{ReasonNetworkCapReached, RuleProcessorCap, capUntil},
+		wait{ReasonTooEarly, RuleBeforeMACDelay, macUntil},
+	)
+
+	var binding *wait
+	for i := range waits {
+		w := &waits[i]
+		if !w.until.After(now) {
+			continue
+		}
+		if binding == nil || w.until.After(binding.until) ||
+			(w.until.Equal(binding.until) && w.reason == ReasonNetworkCapReached && binding.reason != ReasonNetworkCapReached) {
+			binding = w
+		}
+	}
+	if binding != nil {
+		return refuse(binding.reason, binding.rule, binding.until)
+	}
+	v.Allowed = true
+	return v
+}
+
+// wait is a refusal that lifts at until.
+type wait struct {
+	reason Reason
+	rule   Rule
+	until  time.Time
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// remaining folds one cap's headroom n into r, the tightest so far ([NoCap]
+// for none yet); headroom below zero is zero.
+func remaining(r, n int) int {
+	n = max(n, 0)
+	if r == NoCap || n < r {
+		return n
+	}
+	return r
+}

@@ -1,0 +1,82 @@
+// Package decline turns a card decline into a reattempt policy and decides,
+// from the history of one card at one processor account, whether one more
+// authorization may be sent.
+//
+// A decline is an answer, not an outage: the issuer saw the request and said
+// no. Whether and when to ask again is set by the card networks, and asking
+// too often costs fees and approval rates. This package holds the pure part of
+// that policy: no database and no clock. The store keeps the history, reads the
+// database clock and calls [Check] inside a transaction under a row lock, so
+// two attempts racing for the last slot of a window cannot both pass.
+//
+// # Classes
+//
+// [Classify] reads the evidence a decline carries, most specific first: the
+// network's own response code together with the Mastercard Merchant Advice
+// Code, then Stripe's advice_code, then Stripe's decline_code. It returns one
+// of five classes, each with its own policy:
+//
+//   - [Never]: the issuer will never approve (Visa category 1, Mastercard
+//     advice 03 and 21, lost, stolen, closed or revoked accounts). No new
+//     charge on that card at that processor account, ever.
+//   - [FixData]: the details are wrong or out of date (Visa category 3,
+//     Mastercard advice 01, expired card, wrong CVC, authentication needed).
+//     Only a payment method with another fingerprint or another expiry may be
+//     charged.
+//   - [Funds]: not enough money or credit now (Visa 51, 61, 65, Mastercard
+//     advice 02 and 24–30). Reattempts at +1, +3, +5, +7, +10 and +14 days,
+//     and never before the delay a Mastercard advice code asks for.
+//   - [IssuerTransient]: the issuer or its switch could not answer (Visa 19,
+//     91, 96). Reattempts at +1 hour, +1, +3 and +7 days.
+//   - [Generic]: no usable reason (Visa category 4, such as 05 "do not
+//     honor", and every code this package does not know). Reattempts at +2,
+//     +5, +9 and +14 days.
+//
+// When two pieces of evidence disagree, a class that blocks reattempts wins
+// over one that allows them, whichever field it came from: [Never] over
+// [FixData] over the retryable classes. Among retryable classes the most
+// specific evidence decides. A wrongly refused reattempt loses one sale; a
+// wrongly sent one costs a network fee and the issuer's trust in the merchant.
+//
+// # Visa categories
+//
+// Visa's excessive reattempt rules sort decline response codes into four
+// categories: 1 "issuer will never approve", 2 "issuer cannot approve at this
+// time", 3 "issuer cannot approve with these details" (data quality) and 4
+// "generic response codes", which is also where every code not listed in the
+// first three falls. Any reattempt after a category 1 decline is excessive,
+// and so is each reattempt beyond 15 of the same transaction in 30 days (some
+// acquirers now state 20). Not knowing which declines are "the same
+// transaction", this package counts every reattempt on the card at the
+// processor account, whatever the amount and the category: stricter than
+// Visa, never looser. The [Category] of a Visa decline is recorded with its
+// class; it is 0 for other networks.
+//
+// # Mastercard Merchant Advice Codes
+//
+// Mastercard's issuers attach a Merchant Advice Code ([MAC]) to a decline to
+// tell the merchant what to do next: 01 new account information available, 02
+// cannot approve at this time, try again later, 03 do not try again, 21
+// payment cancellation (the cardholder stopped the recurring payment), and 24
+// to 30 retry after 1 hour, 24 hours, 2, 4, 6, 8 or 10 days ([MACDelay]).
+// Mastercard's excessive attempt rules also cap declines on one card at one
+// merchant at 10 in 24 hours and 35 in 30 days.
+//
+// # Caps and schedules
+//
+// Caps are counted per (processor account, card fingerprint), over all
+// amounts, since one processor account is one merchant to the networks. A
+// reattempt is any authorization after a decline, customer- or
+// merchant-initiated; an approval ends the run. A pending attempt counts as a
+// decline until it is resolved. Windows are rolling and half-open: the 30 days
+// before t are the instants after t−30d up to and including t. [Check] applies
+// the caps, the never and fix-data rules, Mastercard delays and, for a
+// reattempt of a declined charge, the class's schedule; [Audit] recounts a
+// history from scratch with its own code and lists the violations, so the
+// reattempt report does not trust the code it audits.
+//
+// Schedule offsets count from the first decline of a chain (the declined
+// charge and its reattempts), not from the previous attempt, so a late
+// reattempt does not push the rest of the schedule back. A day is 24 hours of
+// elapsed time.
+package decline

@@ -1,0 +1,104 @@
+package decline
+
+import (
+	"slices"
+	"time"
+)
+
+// Outcome is the result of one authorization attempt, as far as it is known.
+type Outcome string
+
+// The outcomes of an attempt.
+const (
+	// Approved ends a run of declines.
+	Approved Outcome = "approved"
+	// Declined: the issuer declined; the attempt carries its class.
+	Declined Outcome = "declined"
+	// Pending: the outcome is unknown. Until it is resolved it counts as a
+	// decline: it may be one.
+	Pending Outcome = "pending"
+	// Blocked: the processor refused before the card network saw the
+	// attempt (Stripe's outcome type "blocked", network_status
+	// "not_sent_to_network"). It is not an authorization: the network caps
+	// do not count it, and it neither starts nor ends a run. Its class still
+	// applies, and any attempt after a blocked never-class attempt is
+	// refused.
+	Blocked Outcome = "blocked"
+)
+
+// orPending returns o, or [Pending] for a value that is not an outcome: an
+// attempt of unknown result may have been a decline.
+func (o Outcome) orPending() Outcome {
+	switch o {
+	case Approved, Declined, Blocked:
+		return o
+	}
+	return Pending
+}
+
+// refusal reports whether an attempt with outcome o carries a decline class:
+// a decline, or a processor block.
+func (o Outcome) refusal() bool {
+	o = o.orPending()
+	return o == Declined || o == Blocked
+}
+
+// Expiry is a card's expiry month. The zero Expiry is unknown, and an
+// unknown expiry matches every other: it proves no change of card data.
+type Expiry struct {
+	// Year is the four-digit expiry year.
+	Year int `json:"year"`
+	// Month is the expiry month, 1 to 12.
+	Month int `json:"month"`
+}
+
+// IsZero reports whether e is unknown.
+func (e Expiry) IsZero() bool { return e == Expiry{} }
+
+// sameData reports whether e and f may be the same card data: equal, or
+// either unknown.
+func (e Expiry) sameData(f Expiry) bool {
+	return e.IsZero() || f.IsZero() || e == f
+}
+
+// Attempt is one authorization attempt on a card: one processor idempotency
+// key, however many times it was sent.
+type Attempt struct {
+	// Charge is the charge the attempt belongs to; it names the attempt in
+	// violations.
+	Charge string `json:"charge,omitempty"`
+	// Chain is the root charge of the charge's reattempt chain: the charge's
+	// own id for an original charge, the first declined charge's id for
+	// every reattempt of it.
+	Chain string `json:"chain,omitempty"`
+	// At is when the attempt was sent, on the database clock.
+	At time.Time `json:"at"`
+	// Outcome is the attempt's current outcome; an unknown value counts as
+	// [Pending].
+	Outcome Outcome `json:"outcome"`
+	// Class is the decline class of a [Declined] or [Blocked] attempt; an
+	// unknown value counts as [Generic].
+	Class Class `json:"class,omitempty"`
+	// Network is the network the attempt went over; empty is unknown, and
+	// an unknown network gets both Visa's and Mastercard's rules.
+	Network Network `json:"network,omitempty"`
+	// MAC is the Mastercard Merchant Advice Code of a declined attempt.
+	MAC MAC `json:"mac,omitempty"`
+	// Expiry is the expiry of the payment method charged; zero if unknown.
+	Expiry Expiry `json:"expiry,omitzero"`
+	// CapReached marks Stripe's own refusal
+	// previously_declined_do_not_retry (see [Classification.CapReached]).
+	CapReached bool `json:"cap_reached,omitempty"`
+}
+
+// History is the attempt history of one card (one card fingerprint) at one
+// processor account. Functions that take a History sort a copy by time, so
+// its order does not matter; attempts with equal times keep their order.
+type History []Attempt
+
+// sorted returns a copy of h in time order.
+func (h History) sorted() History {
+	s := slices.Clone(h)
+	slices.SortStableFunc(s, func(a, b Attempt) int { return a.At.Compare(b.At) })
+	return s
+}
