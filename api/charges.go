@@ -232,7 +232,7 @@ func StatusOf(c *charge.Charge) int {
 	switch c.Failure.Code {
 	case "deadline_exceeded":
 		return http.StatusGatewayTimeout
-	case "invalid_request", "idempotency_key_expired":
+	case "invalid_request", "payment_intent_canceled", charge.CodeKeyExpired:
 		return http.StatusUnprocessableEntity
 	}
 	return http.StatusServiceUnavailable

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/paygate/paygate/charge"
@@ -16,7 +17,7 @@ const maxBody = 64 << 10
 
 // chargeBody is the JSON body of POST /v1/charges.
 type chargeBody struct {
-	Amount        *json.Number      `json:"amount"`
+	Amount        json.RawMessage   `json:"amount"`
 	Currency      *string           `json:"currency"`
 	PaymentMethod *string           `json:"payment_method"`
 	Customer      *string           `json:"customer"`
@@ -38,11 +39,13 @@ func decodeChargeRequest(body []byte, lim charge.Limits) (charge.Request, *Error
 		return charge.Request{}, err
 	}
 	var r charge.Request
-	if b.Amount == nil {
+	if len(b.Amount) == 0 || string(b.Amount) == "null" {
 		return r, invalid(charge.CodeParameterMissing, "amount", "amount is required")
 	}
-	amount, err := b.Amount.Int64()
-	if err != nil || strings.ContainsAny(b.Amount.String(), ".eE") {
+	// Only a JSON integer literal: not a string, not a fraction, not an exponent.
+	lit := string(b.Amount)
+	amount, err := strconv.ParseInt(lit, 10, 64)
+	if err != nil {
 		return r, invalid(charge.CodeParameterInvalid, "amount", "amount must be an integer in minor units")
 	}
 	r.Amount = amount

@@ -28,6 +28,10 @@ func (e *DuplicateReferenceError) Error() string {
 	return fmt.Sprintf("charge: reference already used by live charge %s", e.ChargeID)
 }
 
+// CodeKeyExpired is the failure code of a charge whose processor key can no longer be
+// written: a retry came after the processor's key retention.
+const CodeKeyExpired = "processor_key_expired"
+
 // CreateParams is one keyed request for a new charge.
 type CreateParams struct {
 	MerchantID  string
@@ -134,6 +138,18 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 	if !begun.Created && c.Status != StatusProcessing && !(c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable) {
 		// The charge already has an outcome that is not replayed from storage (a pending
 		// charge, or one settled since): answer its current state, and free the key.
+		resp := s.render(c)
+		return resp, s.finish(ctx, p, c, nil, resp)
+	}
+	if !begun.Created && begun.Now.Sub(c.CreatedAt) >= keyWriteWindow {
+		// The processor's key retention is ending: no write under this key any more. A
+		// charge that may have been sent stays pending for reconciliation; one that never
+		// reached the processor fails for good (a new charge needs a new key).
+		if c.Status == StatusProcessing {
+			c.Status = StatusPending
+		} else {
+			c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
+		}
 		resp := s.render(c)
 		return resp, s.finish(ctx, p, c, nil, resp)
 	}

@@ -50,6 +50,8 @@ type Begun struct {
 	// DuplicateOf names the live charge that already carries the request's reference; the
 	// key is bound but no charge was created.
 	DuplicateOf string
+	// Now is the database clock when the phase ran.
+	Now time.Time
 }
 
 // FinishParams are the inputs of Store.FinishCharge.

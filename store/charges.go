@@ -60,6 +60,7 @@ func (db *DB) BeginCharge(ctx context.Context, p charge.BeginParams) (charge.Beg
 		if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
 			return err
 		}
+		out.Now = now
 		lockUntil := now.Add(p.LockFor)
 		tag, err := tx.Exec(ctx, `
 			INSERT INTO idempotency_keys (merchant_id, key, fingerprint, recovery_point, locked_until)

@@ -19,7 +19,8 @@ commands:
                              create an API key and print it once
   keys list [--merchant M]   list keys (never their secrets)
   keys revoke ID             revoke a key
-  sim [--addr HOST:PORT]     the processor simulator alone (Stripe wire format)
+  sim [--addr HOST:PORT] [--account ACCT]
+                             the processor simulator alone (Stripe wire format)
 
 Configuration is read from the environment: see README.
 `
@@ -41,6 +42,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = runMigrate(ctx, args[1:], stdout, getenv)
 	case "keys":
 		err = runKeys(ctx, args[1:], stdout, getenv)
+	case "sim":
+		err = runSim(ctx, args[1:], stderr, getenv)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

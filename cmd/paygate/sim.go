@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+
+	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/sim"
+)
+
+// runSim runs the processor simulator alone, until ctx ends.
+func runSim(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"), "HOST:PORT to listen on")
+	account := fs.String("account", "", "processor account id to answer (default: a new random acct_sim...)")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{"sim: " + err.Error()}
+	}
+	if fs.NArg() != 0 {
+		return &usageError{"sim takes no arguments besides --addr and --account"}
+	}
+	if err := checkAddr("--addr", *addr); err != nil {
+		return err
+	}
+	log := newLogger(orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"), stderr)
+	defer log.Sync() //nolint:errcheck
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("paygate: sim: %w", err)
+	}
+	s := sim.New(sim.Config{AccountID: *account, Logger: log.Named("sim")})
+	log.Info("processor simulator serving", zap.String("addr", ln.Addr().String()), zap.String("account", s.AccountID()))
+	return s.Serve(ctx, ln)
+}
