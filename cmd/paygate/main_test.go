@@ -46,9 +46,9 @@ func (s *syncBuffer) String() string {
 func startGateway(t *testing.T, extraEnv ...string) *gateway {
 	t.Helper()
 	env := map[string]string{
-		"DATABASE_URL":     dbtest.NewDatabase(t),
-		"PAYGATE_ADDR":     "127.0.0.1:0",
-		"PAYGATE_SIM_ADDR": "127.0.0.1:0",
+		"DATABASE_URL":      dbtest.NewDatabase(t),
+		"PAYGATE_ADDR":      "127.0.0.1:0",
+		"PAYGATE_SIM_ADDR":  "127.0.0.1:0",
 		"PAYGATE_LOG_LEVEL": "debug",
 	}
 	for i := 0; i+1 < len(extraEnv); i += 2 {

@@ -110,8 +110,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 			}
 			return charge.ScheduleBlock(d, network, time.Now())
 		},
-		Observer:  charge.NewMetrics(reg),
-		Log:       log.Named("charge"),
+		Observer: charge.NewMetrics(reg),
+		Log:      log.Named("charge"),
 	})
 	charges := charge.NewService(db, runner, api.RenderCharge, log.Named("charge"))
 
