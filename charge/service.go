@@ -83,10 +83,27 @@ type Service struct {
 	answerMargin time.Duration
 }
 
+// ServiceConfig configures the charge engine.
+type ServiceConfig struct {
+	Store  Store
+	Runner Runner
+	Render Renderer
+	Log    *zap.Logger
+	// LockMargin is added to a request's deadline to lock its inbound key (default 15 s):
+	// the key of a request whose process died frees itself after that.
+	LockMargin time.Duration
+}
+
 // NewService returns the charge engine.
-func NewService(store Store, runner Runner, render Renderer, log *zap.Logger) *Service {
-	return &Service{store: store, runner: runner, render: render, log: log,
-		lockMargin: 15 * time.Second, answerMargin: 150 * time.Millisecond}
+func NewService(cfg ServiceConfig) *Service {
+	if cfg.LockMargin <= 0 {
+		cfg.LockMargin = 15 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return &Service{store: cfg.Store, runner: cfg.Runner, render: cfg.Render, log: cfg.Log,
+		lockMargin: cfg.LockMargin, answerMargin: 150 * time.Millisecond}
 }
 
 // Create runs one keyed charge request. It returns the answer to send, or ErrKeyInUse,
@@ -135,29 +152,43 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 	if c == nil {
 		return Response{}, errors.New("charge: begin returned no charge")
 	}
-	if !begun.Created && c.Status != StatusProcessing && !(c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable) {
+	if !begun.Created && c.Status != StatusProcessing {
 		// The charge already has an outcome that is not replayed from storage (a pending
 		// charge, or one settled since): answer its current state, and free the key.
 		resp := s.render(c)
-		return resp, s.finish(ctx, p, c, nil, resp)
+		return resp, s.finish(ctx, p.MerchantID, p.Key, c, nil, resp)
 	}
-	if !begun.Created && begun.Now.Sub(c.CreatedAt) >= keyWriteWindow {
+	// A charge found processing was left mid-flight by a request that died: it may have
+	// reached the processor already.
+	uncertain := !begun.Created && begun.PriorStatus == StatusProcessing
+	return s.carry(ctx, p.MerchantID, p.Key, c, begun.Now, p.Timeout, uncertain)
+}
+
+// carry runs a stored charge to an outcome under its processor key and stores it. now is the
+// database clock; uncertain says that an earlier run may have reached the processor.
+func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool) (Response, error) {
+	if now.Sub(c.CreatedAt) >= keyWriteWindow {
 		// The processor's key retention is ending: no write under this key any more. A
 		// charge that may have been sent stays pending for reconciliation; one that never
 		// reached the processor fails for good (a new charge needs a new key).
-		if c.Status == StatusProcessing {
-			c.Status = StatusPending
+		if uncertain {
+			c.Status, c.Failure = StatusPending, nil
 		} else {
-			c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
+			c.Status, c.Failure = StatusFailed, &Failure{Code: CodeKeyExpired, Retryable: false}
 		}
 		resp := s.render(c)
-		return resp, s.finish(ctx, p, c, nil, resp)
+		return resp, s.finish(ctx, merchantID, key, c, nil, resp)
 	}
 	// The run continues even if the caller hangs up: once a request may reach the
 	// processor, its outcome must be stored. Its own deadline is the caller's.
-	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(p.Timeout-s.answerMargin, 0))
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(timeout-s.answerMargin, 0))
 	defer cancel()
 	out := s.runner.Run(runCtx, c)
+	if uncertain && out.Status == StatusFailed && (out.Failure == nil || out.Failure.Retryable) {
+		// Nothing this run sent reached the processor, but an earlier one may have:
+		// uncertainty is sticky.
+		out.Status, out.Failure = StatusPending, nil
+	}
 	c.Status = out.Status
 	c.Failure = out.Failure
 	c.Decline = out.Decline
@@ -169,7 +200,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 	// Storing the outcome must not be cut short by the caller hanging up.
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelFinish()
-	if err := s.finish(finishCtx, p, c, out.Attempts, resp); err != nil {
+	if err := s.finish(finishCtx, merchantID, key, c, out.Attempts, resp); err != nil {
 		return Response{}, err
 	}
 	return resp, nil
@@ -177,8 +208,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 
 // finish stores the outcome; the response is stored for replay unless it is a 202 (its
 // replay renders the current state) or a retryable failure (a retry runs again).
-func (s *Service) finish(ctx context.Context, p CreateParams, c *Charge, attempts []Attempt, resp Response) error {
-	fp := FinishParams{MerchantID: p.MerchantID, Key: p.Key, Charge: c, Attempts: attempts}
+func (s *Service) finish(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response) error {
+	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts}
 	switch {
 	case c.Status == StatusPending || c.Status == StatusProcessing:
 		fp.ResponseStatus = resp.Status

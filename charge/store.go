@@ -22,6 +22,16 @@ type Store interface {
 	Charge(ctx context.Context, merchantID, id string) (*Charge, error)
 	// Charges returns a page of a merchant's charges, newest first.
 	Charges(ctx context.Context, p ListParams) ([]Charge, bool, error)
+	// ClaimStuck locks the keys of up to limit charges left processing by requests that
+	// died (lock expired, unchanged for longer than idle) for lockFor, and returns them
+	// with the database clock.
+	ClaimStuck(ctx context.Context, idle, lockFor time.Duration, limit int) ([]Claim, time.Time, error)
+}
+
+// Claim is a charge left mid-flight, with the inbound key whose lock the completer holds.
+type Claim struct {
+	Key    string
+	Charge *Charge
 }
 
 // ErrNotFound is returned for a charge that does not exist or belongs to another merchant.
@@ -52,6 +62,9 @@ type Begun struct {
 	DuplicateOf string
 	// Now is the database clock when the phase ran.
 	Now time.Time
+	// PriorStatus is the status the key's existing charge had before this request: a
+	// charge found processing was left mid-flight by a request that died.
+	PriorStatus Status
 }
 
 // FinishParams are the inputs of Store.FinishCharge.

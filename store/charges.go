@@ -90,7 +90,20 @@ func (db *DB) BeginCharge(ctx context.Context, p charge.BeginParams) (charge.Beg
 		out.Verdict = idempotency.Proceed
 		if rec.ChargeID != "" {
 			out.Charge, err = chargeByID(ctx, tx, p.MerchantID, rec.ChargeID)
-			return err
+			if err != nil {
+				return err
+			}
+			out.PriorStatus = out.Charge.Status
+			if c := out.Charge; c.Status == charge.StatusFailed && c.Failure != nil && c.Failure.Retryable {
+				// The same operation runs again: from here until its outcome is stored it
+				// may reach the processor, so a crash must leave it processing.
+				dup, err := reopenCharge(ctx, tx, c)
+				if dup != "" || err != nil {
+					out.DuplicateOf = dup
+					return err
+				}
+			}
+			return nil
 		}
 		dup, err := insertCharge(ctx, tx, p.New, now)
 		if err != nil {
@@ -176,6 +189,31 @@ func insertCharge(ctx context.Context, tx pgx.Tx, c charge.Charge, now time.Time
 		return "", fmt.Errorf("store: insert charge: %w", err)
 	}
 	_, err = tx.Exec(ctx, `RELEASE SAVEPOINT insert_charge`)
+	return "", err
+}
+
+// reopenCharge puts a retryably failed charge back to processing. When a live charge took
+// its reference meanwhile, it changes nothing and returns that charge's id.
+func reopenCharge(ctx context.Context, tx pgx.Tx, c *charge.Charge) (string, error) {
+	if _, err := tx.Exec(ctx, `SAVEPOINT reopen_charge`); err != nil {
+		return "", err
+	}
+	_, err := tx.Exec(ctx, `UPDATE charges SET status = 'processing', failure_code = NULL, failure_retryable = NULL,
+		updated_at = now(), finalized_at = NULL WHERE id = $1`, c.ID)
+	var conflict *ConflictError
+	if err := interpretError(err); errors.As(err, &conflict) && conflict.Constraint == "charges_live_reference" {
+		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT reopen_charge`); err != nil {
+			return "", err
+		}
+		var id string
+		err := tx.QueryRow(ctx, `SELECT id FROM charges WHERE merchant_id = $1 AND reference = $2 AND id <> $3
+			AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`, c.MerchantID, c.Reference, c.ID).Scan(&id)
+		return id, interpretError(err)
+	} else if err != nil {
+		return "", fmt.Errorf("store: reopen charge: %w", err)
+	}
+	c.Status, c.Failure = charge.StatusProcessing, nil
+	_, err = tx.Exec(ctx, `RELEASE SAVEPOINT reopen_charge`)
 	return "", err
 }
 

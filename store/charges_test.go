@@ -172,3 +172,41 @@ func TestChargesPagination(t *testing.T) {
 		t.Fatalf("status filter: got %d, %v; want none", len(failed), err)
 	}
 }
+
+func TestReapKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	db := store.New(tx)
+	newMerchant(t, db, "m_reap")
+	old := begin(t, db, "m_reap", "old", idempotency.Fingerprint{1}, newCharge("m_reap", ""))
+	fresh := begin(t, db, "m_reap", "fresh", idempotency.Fingerprint{2}, newCharge("m_reap", ""))
+	live := begin(t, db, "m_reap", "live", idempotency.Fingerprint{3}, newCharge("m_reap", ""))
+	for _, b := range []charge.Begun{old, fresh} {
+		c := b.Charge
+		c.Status = charge.StatusSucceeded
+		if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m_reap", Key: b.Record.Key, Charge: c, ResponseStatus: 200, ResponseBody: []byte("{}")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first charge reached its final state two days ago; the live one is still pending.
+	if _, err := tx.Exec(ctx, `UPDATE charges SET finalized_at = now() - interval '48 hours' WHERE id = $1`, old.Charge.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE charges SET status = 'pending', created_at = now() - interval '30 days' WHERE id = $1`, live.Charge.ID); err != nil {
+		t.Fatal(err)
+	}
+	n, err := db.ReapKeys(ctx, 25*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("ReapKeys: got %d keys, want 1", n)
+	}
+	if b := begin(t, db, "m_reap", "fresh", idempotency.Fingerprint{2}, newCharge("m_reap", "")); b.Verdict != idempotency.Replay {
+		t.Fatalf("a key within retention: got verdict %v, want Replay", b.Verdict)
+	}
+	if b := begin(t, db, "m_reap", "live", idempotency.Fingerprint{3}, newCharge("m_reap", "")); b.Created {
+		t.Fatal("the key of a pending charge was reaped")
+	}
+}

@@ -21,6 +21,12 @@ type config struct {
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	DBMaxConns      int32
+	// CompleterIdle is how long a charge stays processing, its key's lock expired, before
+	// the completer resumes it; CompleterInterval how often the completer looks.
+	CompleterIdle     time.Duration
+	CompleterInterval time.Duration
+	// KeyLockMargin is added to a request's deadline to lock its idempotency key.
+	KeyLockMargin time.Duration
 }
 
 // configError names the variable that is wrong; main prints it as one line.
@@ -35,16 +41,19 @@ func (e *configError) Error() string { return fmt.Sprintf("paygate: %s: %s", e.V
 // required by the command.
 func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	c := config{
-		DatabaseURL:     getenv("DATABASE_URL"),
-		Addr:            orDefault(getenv("PAYGATE_ADDR"), "127.0.0.1:8080"),
-		Processor:       orDefault(getenv("PAYGATE_PROCESSOR"), "sim"),
-		SimAddr:         orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"),
-		StripeKey:       getenv("STRIPE_SECRET_KEY"),
-		StripeAPIBase:   getenv("STRIPE_API_BASE"),
-		LogLevel:        orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),
-		MaxAmount:       99_999_999,
-		ShutdownTimeout: 15 * time.Second,
-		DBMaxConns:      32,
+		DatabaseURL:       getenv("DATABASE_URL"),
+		Addr:              orDefault(getenv("PAYGATE_ADDR"), "127.0.0.1:8080"),
+		Processor:         orDefault(getenv("PAYGATE_PROCESSOR"), "sim"),
+		SimAddr:           orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"),
+		StripeKey:         getenv("STRIPE_SECRET_KEY"),
+		StripeAPIBase:     getenv("STRIPE_API_BASE"),
+		LogLevel:          orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),
+		MaxAmount:         99_999_999,
+		ShutdownTimeout:   15 * time.Second,
+		DBMaxConns:        32,
+		CompleterIdle:     time.Minute,
+		CompleterInterval: 10 * time.Second,
+		KeyLockMargin:     15 * time.Second,
 	}
 	if needDB {
 		if c.DatabaseURL == "" {
@@ -92,6 +101,22 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 			return c, &configError{"PAYGATE_SHUTDOWN_TIMEOUT", "must be a positive duration such as 15s"}
 		}
 		c.ShutdownTimeout = d
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"PAYGATE_COMPLETER_IDLE", &c.CompleterIdle},
+		{"PAYGATE_COMPLETER_INTERVAL", &c.CompleterInterval},
+		{"PAYGATE_KEY_LOCK_MARGIN", &c.KeyLockMargin},
+	} {
+		if v := getenv(d.name); v != "" {
+			dur, err := time.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return c, &configError{d.name, "must be a positive duration such as 30s"}
+			}
+			*d.dst = dur
+		}
 	}
 	if v := getenv("PAYGATE_DB_MAX_CONNS"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)

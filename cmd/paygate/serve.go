@@ -113,7 +113,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Observer: charge.NewMetrics(reg),
 		Log:      log.Named("charge"),
 	})
-	charges := charge.NewService(db, runner, api.RenderCharge, log.Named("charge"))
+	charges := charge.NewService(charge.ServiceConfig{Store: db, Runner: runner, Render: api.RenderCharge,
+		Log: log.Named("charge"), LockMargin: cfg.KeyLockMargin})
+	workersDone := startWorkers(ctx, log.Named("worker"), cfg, charges, db)
 
 	handler := api.New(api.Config{
 		Log:      log.Named("http"),
@@ -158,6 +160,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)
+	<-workersDone
 	stopSim()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("paygate: shutdown: %w", err)
