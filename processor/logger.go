@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // secretRE matches what must never reach a log: API keys, client secrets, card numbers.
@@ -19,16 +20,19 @@ type zapLeveled struct{ log *zap.Logger }
 
 func (l zapLeveled) Debugf(string, ...interface{}) {}
 
-func (l zapLeveled) Infof(format string, v ...interface{}) {
-	l.log.Debug(redact(fmt.Sprintf(format, v...)))
-}
+func (l zapLeveled) Infof(format string, v ...interface{}) { l.at(zapcore.DebugLevel, format, v) }
 
-func (l zapLeveled) Warnf(format string, v ...interface{}) {
-	l.log.Warn(redact(fmt.Sprintf(format, v...)))
-}
+func (l zapLeveled) Warnf(format string, v ...interface{}) { l.at(zapcore.WarnLevel, format, v) }
 
-func (l zapLeveled) Errorf(format string, v ...interface{}) {
-	// Failed requests are reported by the retry loop with their class; stripe-go's own
-	// account of them stays at debug level so that each failure is logged once.
-	l.log.Debug(redact(fmt.Sprintf(format, v...)))
+// Errorf logs at debug level: failed requests are reported by the retry loop with their
+// class, so that each failure is logged once.
+func (l zapLeveled) Errorf(format string, v ...interface{}) { l.at(zapcore.DebugLevel, format, v) }
+
+// at formats and redacts a message only when its level is enabled: stripe-go logs every
+// request, and the gateway must not pay for messages it drops.
+func (l zapLeveled) at(level zapcore.Level, format string, v []interface{}) {
+	if ce := l.log.Check(level, ""); ce != nil {
+		ce.Message = redact(fmt.Sprintf(format, v...))
+		ce.Write()
+	}
 }

@@ -17,3 +17,71 @@ fi
 
 echo "== retry budget: one decision (target <= 100 ns, 0 allocs uncontended; contended on 2 cores beside it)"
 go test ./retry/ -run '^$' -bench 'Budget' -benchmem -count=1 | grep -E '^(Benchmark|ok)'
+
+echo
+echo "== charges through the whole gateway against pgbench's bound (fsync and synchronous_commit on)"
+go build -o bin/loadgen ./cmd/loadgen
+C=${BENCH_CONCURRENCY:-16}
+D=${BENCH_SECONDS:-10}
+work=$(mktemp -d -t paygate-bench-run.XXXXXX)
+pids=()
+stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap 'stop_all; [ -n "${tmp:-}" ] && { scripts/pg.sh stop "$tmp" || true; rm -rf "$tmp"; }' EXIT
+
+base=${DATABASE_URL%%\?*}
+base=${base%/*}
+psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS paygate_bench" >/dev/null
+psql "$DATABASE_URL" -qc "CREATE DATABASE paygate_bench" >/dev/null
+BENCH_DB="$base/paygate_bench?sslmode=disable"
+psql "$BENCH_DB" -Atqc "SHOW fsync; SHOW synchronous_commit" | paste -sd' ' | sed 's/^/postgres fsync, synchronous_commit: /'
+
+simport=$(free_port); gwport=$(free_port)
+bin/paygate sim --addr "127.0.0.1:$simport" --account acct_bench >"$work/sim.log" 2>&1 & pids+=($!)
+DATABASE_URL=$BENCH_DB bin/paygate migrate >/dev/null
+KEY=$(DATABASE_URL=$BENCH_DB bin/paygate keys create --merchant bench --role checkout)
+DATABASE_URL=$BENCH_DB PAYGATE_ADDR="127.0.0.1:$gwport" PAYGATE_PROCESSOR=stripe STRIPE_SECRET_KEY=sk_test_bench \
+  STRIPE_API_BASE="http://127.0.0.1:$simport" PAYGATE_DB_MAX_CONNS=$((C + 8)) \
+  bin/paygate serve >"$work/gateway.log" 2>&1 & gwpid=$!; pids+=($gwpid)
+for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$gwport") 2>/dev/null && break; sleep 0.1; done
+
+bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -d 2s >/dev/null   # warm-up
+sim=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -c "$C" -d "${D}s")
+commits0=$(psql "$BENCH_DB" -Atqc "SELECT xact_commit FROM pg_stat_database WHERE datname = 'paygate_bench'")
+gw=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -d "${D}s")
+commits1=$(psql "$BENCH_DB" -Atqc "SELECT xact_commit FROM pg_stat_database WHERE datname = 'paygate_bench'")
+
+psql "$BENCH_DB" -qc "CREATE TABLE IF NOT EXISTS bench_insert (id bigserial PRIMARY KEY, v int NOT NULL)" >/dev/null
+echo "INSERT INTO bench_insert (v) VALUES (1);" >"$work/insert.sql"
+(cd "$work" && pgbench -n -c "$C" -j 2 -T "$D" -f insert.sql -l --log-prefix=pgb "$BENCH_DB" >pgbench.out 2>&1)
+pg_tps=$(grep -E '^tps' "$work/pgbench.out" | head -1 | sed -E 's/^tps = ([0-9.]+).*/\1/')
+pg_p99=$(cat "$work"/pgb.* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {i=int(NR*0.99); if (i<1) i=1; printf "%.3f", a[i]/1000}')
+
+field() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
+gw_rate=$(field "$gw" rate | tr -d '/s'); gw_p50=$(field "$gw" p50_ms); gw_p99=$(field "$gw" p99_ms); gw_n=$(field "$gw" requests)
+sim_p50=$(field "$sim" p50_ms); sim_p99=$(field "$sim" p99_ms)
+
+# Latency at half the peak rate, open loop.
+half=$(awk -v r="$gw_rate" 'BEGIN {printf "%.0f", r/2}')
+simh=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -rate "$half" -d "${D}s")
+gwh=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -rate "$half" -d "${D}s")
+
+awk -v gw="$gw_rate" -v tps="$pg_tps" -v c="$C" -v n="$gw_n" -v k0="$commits0" -v k1="$commits1" \
+    -v gp50="$(field "$gwh" p50_ms)" -v gp99="$(field "$gwh" p99_ms)" -v sp50="$(field "$simh" p50_ms)" -v sp99="$(field "$simh" p99_ms)" \
+    -v pgp99="$pg_p99" -v half="$half" 'BEGIN {
+  bound = tps / 2
+  printf "%-52s %12s %12s\n", "", "measured", "target"
+  printf "%-52s %12.1f\n", "pgbench single-row insert TPS (c=" c ")", tps
+  printf "%-52s %12.1f\n", "PostgreSQL bound: half of it (two durable writes)", bound
+  printf "%-52s %12.1f %12s\n", "gateway charges/s (c=" c ")", gw, ">= " sprintf("%.1f", 0.7 * bound)
+  printf "%-52s %11.1f%% %12s\n", "gateway / bound", 100 * gw / bound, ">= 70%"
+  printf "%-52s %12.2f %12s\n", "commits per charge observed", (k1 - k0) / n, "2"
+  printf "%-52s %12.3f\n", "pgbench p99 commit latency (ms)", pgp99
+  printf "%-52s %12.3f\n", "simulator alone p99 at " half "/s (ms)", sp99
+  printf "%-52s %12.3f\n", "gateway p50 added over the simulator (ms)", gp50 - sp50
+  printf "%-52s %12.3f %12s\n", "gateway p99 added over the simulator (ms)", gp99 - sp99, "<= " sprintf("%.3f", 3 + 2 * pgp99)
+}'
+
+# Memory with 1 000 charges in flight: the simulator holds each answer for 2 s.
+curl -s -X POST "http://127.0.0.1:$simport/_sim/faults" -d '{"latency_ms": 2000}' >/dev/null
+rss=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -inflight 1000 -rss-pid "$gwpid")
+printf "%-52s %12s %12s\n" "gateway RSS with 1000 charges in flight (MB)" "$(field "$rss" peak_rss_mb)" "<= 150"

@@ -22,6 +22,10 @@ import (
 	"github.com/paygate/paygate/store"
 )
 
+// keyCacheTTL is how long an authenticated key is remembered: a revoked key stops working
+// within it on every replica.
+const keyCacheTTL = 10 * time.Second
+
 // simSecretKey is the key the gateway presents to its built-in simulator.
 const simSecretKey = "sk_test_paygate_simulator"
 
@@ -119,7 +123,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 
 	handler := api.New(api.Config{
 		Log:      log.Named("http"),
-		Auth:     db,
+		Auth:     api.NewCachedAuth(db, keyCacheTTL, 10000),
 		Ready:    db,
 		Charges:  charges,
 		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},

@@ -1,0 +1,176 @@
+// Command loadgen drives paygate (or the processor simulator directly) with charges at a
+// fixed concurrency and prints throughput and latency percentiles. make bench uses it.
+//
+//	loadgen -target gateway -url http://127.0.0.1:8080 -key pgk_... -c 16 -d 10s
+//	loadgen -target sim -url http://127.0.0.1:12111 -c 16 -d 10s
+//	loadgen -target gateway ... -inflight 1000 -rss-pid PID   (RSS with 1 000 charges in flight)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	target := flag.String("target", "gateway", "gateway or sim")
+	base := flag.String("url", "http://127.0.0.1:8080", "base URL")
+	key := flag.String("key", "", "gateway API key (checkout)")
+	conc := flag.Int("c", 16, "concurrent clients")
+	dur := flag.Duration("d", 10*time.Second, "duration")
+	inflight := flag.Int("inflight", 0, "send this many charges at once and report the RSS of -rss-pid while they are in flight")
+	rssPID := flag.Int("rss-pid", 0, "process whose RSS to report")
+	rate := flag.Float64("rate", 0, "open loop: requests per second (0: closed loop with -c clients)")
+	flag.Parse()
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(*conc, *inflight) + 8, MaxConnsPerHost: 0}}
+	var seq atomic.Int64
+	send := func(ctx context.Context) (time.Duration, int, error) {
+		n := seq.Add(1)
+		var req *http.Request
+		switch *target {
+		case "sim":
+			form := url.Values{"amount": {"1000"}, "currency": {"usd"}, "payment_method": {"pm_card_visa"},
+				"confirm": {"true"}, "payment_method_types[]": {"card"}, "error_on_requires_action": {"true"},
+				"metadata[paygate_charge_id]": {fmt.Sprintf("bench_%d_%d", os.Getpid(), n)}}
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, *base+"/v1/payment_intents", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Authorization", "Bearer sk_test_bench")
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("bench_%d_%d", os.Getpid(), n))
+		default:
+			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, *base+"/v1/charges",
+				strings.NewReader(`{"amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`))
+			req.Header.Set("Authorization", "Bearer "+*key)
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d-%d", os.Getpid(), n))
+			req.Header.Set("Request-Timeout-Ms", "30000")
+		}
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return time.Since(start), resp.StatusCode, nil
+	}
+
+	if *inflight > 0 {
+		reportRSS(send, *inflight, *rssPID)
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), *dur)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		lats []time.Duration
+		bad  int
+	)
+	var wg sync.WaitGroup
+	begin := time.Now()
+	if *rate > 0 {
+		// Open loop: a request every 1/rate, whatever the answers' latency.
+		tick := time.NewTicker(time.Duration(float64(time.Second) / *rate))
+		for ctx.Err() == nil {
+			<-tick.C
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d, status, err := send(context.Background())
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil || (status != 200 && status != 201) {
+					bad++
+					return
+				}
+				lats = append(lats, d)
+			}()
+		}
+		tick.Stop()
+	}
+	for range *conc * boolInt(*rate == 0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 4096)
+			localBad := 0
+			for ctx.Err() == nil {
+				d, status, err := send(context.Background())
+				if err != nil || (status != 200 && status != 201) {
+					localBad++
+					continue
+				}
+				local = append(local, d)
+			}
+			mu.Lock()
+			lats = append(lats, local...)
+			bad += localBad
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	slices.Sort(lats)
+	pct := func(p float64) float64 {
+		if len(lats) == 0 {
+			return 0
+		}
+		return float64(lats[min(int(p*float64(len(lats))), len(lats)-1)].Microseconds()) / 1000
+	}
+	fmt.Printf("requests=%d errors=%d rate=%.1f/s p50_ms=%.3f p99_ms=%.3f\n",
+		len(lats), bad, float64(len(lats))/elapsed.Seconds(), pct(0.50), pct(0.99))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// reportRSS sends n requests at once and prints the peak RSS of pid while they are in flight.
+func reportRSS(send func(context.Context) (time.Duration, int, error), n, pid int) {
+	var wg sync.WaitGroup
+	var done atomic.Int64
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, _ = send(context.Background())
+			done.Add(1)
+		}()
+	}
+	peak := 0
+	for done.Load() < int64(n) {
+		if kb := rssKB(pid); kb > peak {
+			peak = kb
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wg.Wait()
+	fmt.Printf("inflight=%d peak_rss_mb=%.1f\n", n, float64(peak)/1024)
+}
+
+func rssKB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kb)
+			return kb
+		}
+	}
+	return 0
+}
