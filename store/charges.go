@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
@@ -51,8 +52,95 @@ func scanCharge(row pgx.Row) (*charge.Charge, error) {
 	return &c, nil
 }
 
-// BeginCharge implements charge.Store.
+// BeginCharge implements charge.Store. The common case — a new key — is one statement, so
+// one round trip and one commit; a key seen before takes the general path.
 func (db *DB) BeginCharge(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
+	if out, ok, err := db.beginNew(ctx, p); ok || err != nil {
+		return out, err
+	}
+	return db.beginExisting(ctx, p)
+}
+
+// beginNew binds a new key and creates its charge in one statement. It reports ok false,
+// having changed nothing, when the key exists already or the charge's reference belongs to
+// a live charge: the general path then decides.
+func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (charge.Begun, bool, error) {
+	c := p.New
+	meta := []byte("{}")
+	if c.Metadata != nil {
+		var err error
+		if meta, err = json.Marshal(c.Metadata); err != nil {
+			return charge.Begun{}, false, fmt.Errorf("store: charge metadata: %w", err)
+		}
+	}
+	// The key row names the charge the same statement inserts; the charge is inserted only
+	// when the key was new. A live charge holding the reference leaves the charge out, and
+	// the key's foreign key then fails the whole statement: nothing is written.
+	var (
+		now     time.Time
+		created bool
+	)
+	err := db.statement(ctx, func(q querier) error {
+		return q.QueryRow(ctx, `
+		WITH now AS (SELECT clock_timestamp() AS t),
+		k AS (
+			INSERT INTO idempotency_keys (merchant_id, key, fingerprint, charge_id, recovery_point, locked_until, created_at, last_used_at)
+			SELECT $1, $2, $3, $4, $5, now.t + $6::interval, now.t, now.t FROM now
+			ON CONFLICT DO NOTHING
+			RETURNING 1
+		),
+		c AS (
+			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
+				initiator, reattempt_mode, reattempt_of, metadata, status, processor_key, processor_account,
+				created_at, updated_at)
+			SELECT $4, $1, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), $12, $13, NULLIF($14, ''), $15, 'processing',
+				$16, NULLIF($17, ''), now.t, now.t
+			  FROM now WHERE EXISTS (SELECT 1 FROM k)
+			ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
+			DO NOTHING
+			RETURNING 1
+		)
+		SELECT now.t, EXISTS (SELECT 1 FROM c) FROM now`,
+			p.MerchantID, p.Key, p.Fingerprint[:], c.ID, idempotency.PointCreated, p.LockFor,
+			c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference, string(c.Initiator), string(c.ReattemptMode),
+			c.ReattemptOf, meta, c.ProcessorKey, c.ProcessorAccount,
+		).Scan(&now, &created)
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" && pgErr.ConstraintName == "idempotency_keys_charge_id_fkey" {
+		return charge.Begun{}, false, nil // the reference is taken: the general path answers
+	}
+	if err != nil {
+		return charge.Begun{}, false, fmt.Errorf("store: begin charge: %w", interpretError(err))
+	}
+	if !created {
+		return charge.Begun{}, false, nil // the key exists
+	}
+	c.Status = charge.StatusProcessing
+	c.IdempotencyKey = p.Key
+	c.CreatedAt, c.UpdatedAt = now, now
+	return charge.Begun{
+		Verdict: idempotency.Proceed,
+		Record: idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint, ChargeID: c.ID,
+			RecoveryPoint: idempotency.PointCreated},
+		Charge:  &c,
+		Created: true,
+		Now:     now,
+	}, true, nil
+}
+
+// statement runs one atomic statement: on its own in production; inside a savepoint when
+// the store runs in a test transaction, so that its failure leaves the transaction usable.
+func (db *DB) statement(ctx context.Context, fn func(q querier) error) error {
+	if db.raw != nil {
+		return fn(db.pool)
+	}
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return fn(tx) })
+}
+
+// beginExisting is the general path of BeginCharge, for a key seen before (or a reference
+// held by a live charge).
+func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
 	var out charge.Begun
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		out = charge.Begun{}
@@ -217,7 +305,8 @@ func reopenCharge(ctx context.Context, tx pgx.Tx, c *charge.Charge) (string, err
 	return "", err
 }
 
-// FinishCharge implements charge.Store.
+// FinishCharge implements charge.Store in one statement (one round trip, one commit): the
+// attempts, the charge's outcome and the key's stored answer together.
 func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	c := p.Charge
 	var failCode *string
@@ -229,52 +318,70 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	if len(c.Decline) > 0 {
 		decline = c.Decline
 	}
-	return db.InTx(ctx, func(tx pgx.Tx) error {
-		var base int
-		err := tx.QueryRow(ctx, `SELECT attempts FROM charges WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
-			c.ID, c.MerchantID).Scan(&base)
-		if err != nil {
-			return fmt.Errorf("store: lock charge: %w", interpretError(err))
-		}
-		for i, a := range p.Attempts {
-			_, err := tx.Exec(ctx, `
-				INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class, http_status,
-					processor_code, request_id, retry_after_ms, backoff_ms, budget_tokens_before, budget_tokens_after)
-				VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, 0), NULLIF($8, ''), NULLIF($9, ''), $10, $11, $12, $13)`,
-				c.ID, base+i+1, a.StartedAt, a.DurationMS, a.TimeoutMS, a.Class, a.HTTPStatus, a.ProcessorCode,
-				a.RequestID, a.RetryAfterMS, a.BackoffMS, a.BudgetTokensBefore, a.BudgetTokensAfter)
-			if err != nil {
-				return fmt.Errorf("store: insert attempt: %w", err)
-			}
-		}
-		_, err = tx.Exec(ctx, `
+	var status *int
+	var body []byte
+	if p.ResponseStatus != 0 {
+		status, body = &p.ResponseStatus, p.ResponseBody
+	}
+	n := len(p.Attempts)
+	var (
+		started                                = make([]time.Time, n)
+		duration, timeout, retryAfter, backoff = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		class, code, requestID                 = make([]string, n), make([]string, n), make([]string, n)
+		httpStatus                             = make([]int32, n)
+		tokensBefore, tokensAfter              = make([]float64, n), make([]float64, n)
+	)
+	for i, a := range p.Attempts {
+		started[i], duration[i], timeout[i], class[i] = a.StartedAt, a.DurationMS, a.TimeoutMS, a.Class
+		httpStatus[i], code[i], requestID[i] = int32(a.HTTPStatus), a.ProcessorCode, a.RequestID
+		retryAfter[i], backoff[i], tokensBefore[i], tokensAfter[i] = a.RetryAfterMS, a.BackoffMS, a.BudgetTokensBefore, a.BudgetTokensAfter
+	}
+	var updated bool
+	err := db.statement(ctx, func(q querier) error {
+		return q.QueryRow(ctx, `
+		WITH cur AS (
+			SELECT attempts FROM charges WHERE id = $1 AND merchant_id = $2
+		),
+		a AS (
+			INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class, http_status,
+				processor_code, request_id, retry_after_ms, backoff_ms, budget_tokens_before, budget_tokens_after)
+			SELECT $1, cur.attempts + t.ord, t.started_at, t.duration_ms, t.timeout_ms, t.class, NULLIF(t.http_status, 0),
+				NULLIF(t.code, ''), NULLIF(t.request_id, ''), t.retry_after_ms, t.backoff_ms, t.tokens_before, t.tokens_after
+			  FROM cur, unnest($11::timestamptz[], $12::bigint[], $13::bigint[], $14::text[], $15::int[], $16::text[],
+				$17::text[], $18::bigint[], $19::bigint[], $20::float8[], $21::float8[])
+				WITH ORDINALITY AS t(started_at, duration_ms, timeout_ms, class, http_status, code, request_id,
+				                     retry_after_ms, backoff_ms, tokens_before, tokens_after, ord)
+		),
+		u AS (
 			UPDATE charges SET status = $3, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
 				processor_account = COALESCE(NULLIF($5, ''), processor_account), failure_code = $6,
 				failure_retryable = $7, decline = $8, attempts = attempts + $9,
 				first_sent_at = CASE WHEN $9 > 0 THEN COALESCE(first_sent_at, $10) ELSE first_sent_at END,
-				updated_at = now(),
-				finalized_at = CASE WHEN $3 IN ('succeeded', 'declined', 'failed') THEN now() END
-			 WHERE id = $1 AND merchant_id = $2`,
+				updated_at = clock_timestamp(),
+				finalized_at = CASE WHEN $3 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END
+			 WHERE id = $1 AND merchant_id = $2
+			RETURNING 1
+		),
+		k AS (
+			UPDATE idempotency_keys SET response_status = $22, response_body = $23, recovery_point = $24,
+				locked_until = NULL, last_used_at = clock_timestamp()
+			 WHERE merchant_id = $2 AND key = $25
+			RETURNING 1
+		)
+		SELECT EXISTS (SELECT 1 FROM u)`,
 			c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
-			decline, len(p.Attempts), firstStart(p.Attempts))
-		if err != nil {
-			return fmt.Errorf("store: update charge: %w", err)
-		}
-		var status *int
-		var body []byte
-		if p.ResponseStatus != 0 {
-			status, body = &p.ResponseStatus, p.ResponseBody
-		}
-		_, err = tx.Exec(ctx, `
-			UPDATE idempotency_keys SET response_status = $3, response_body = $4, recovery_point = $5,
-				locked_until = NULL, last_used_at = now()
-			 WHERE merchant_id = $1 AND key = $2`,
-			p.MerchantID, p.Key, status, body, idempotency.PointFinished)
-		if err != nil {
-			return fmt.Errorf("store: finish key: %w", err)
-		}
-		return nil
+			decline, n, firstStart(p.Attempts),
+			started, duration, timeout, class, httpStatus, code, requestID, retryAfter, backoff, tokensBefore, tokensAfter,
+			status, body, idempotency.PointFinished, p.Key,
+		).Scan(&updated)
 	})
+	if err != nil {
+		return fmt.Errorf("store: finish charge: %w", interpretError(err))
+	}
+	if !updated {
+		return fmt.Errorf("store: finish charge %s: %w", c.ID, ErrNotFound)
+	}
+	return nil
 }
 
 func firstStart(as []charge.Attempt) *time.Time {

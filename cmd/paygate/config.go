@@ -27,6 +27,8 @@ type config struct {
 	CompleterInterval time.Duration
 	// KeyLockMargin is added to a request's deadline to lock its idempotency key.
 	KeyLockMargin time.Duration
+	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there, apart from the API.
+	DebugAddr string
 }
 
 // configError names the variable that is wrong; main prints it as one line.
@@ -48,6 +50,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		StripeKey:         getenv("STRIPE_SECRET_KEY"),
 		StripeAPIBase:     getenv("STRIPE_API_BASE"),
 		LogLevel:          orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),
+		DebugAddr:         getenv("PAYGATE_DEBUG_ADDR"),
 		MaxAmount:         99_999_999,
 		ShutdownTimeout:   15 * time.Second,
 		DBMaxConns:        32,
@@ -65,6 +68,11 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	}
 	if err := checkAddr("PAYGATE_ADDR", c.Addr); err != nil {
 		return c, err
+	}
+	if c.DebugAddr != "" {
+		if err := checkAddr("PAYGATE_DEBUG_ADDR", c.DebugAddr); err != nil {
+			return c, err
+		}
 	}
 	switch c.Processor {
 	case "sim":

@@ -141,6 +141,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
+	if cfg.DebugAddr != "" {
+		startDebugServer(ctx, log, cfg.DebugAddr)
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("paygate serving", zap.String("addr", ln.Addr().String()), zap.String("processor", cfg.Processor),
