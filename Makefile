@@ -9,7 +9,7 @@ SHELL := /usr/bin/env bash
 
 BIN := bin/paygate
 GO ?= go
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export GOFLAGS ?= -buildvcs=false
 
 .PHONY: help build run test test/race lint bench migrate clean

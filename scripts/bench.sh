@@ -85,3 +85,7 @@ awk -v gw="$gw_rate" -v tps="$pg_tps" -v c="$C" -v n="$gw_n" -v k0="$commits0" -
 curl -s -X POST "http://127.0.0.1:$simport/_sim/faults" -d '{"latency_ms": 2000}' >/dev/null
 rss=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -inflight 1000 -rss-pid "$gwpid")
 printf "%-52s %12s %12s\n" "gateway RSS with 1000 charges in flight (MB)" "$(field "$rss" peak_rss_mb)" "<= 150"
+
+echo
+echo "== retry amplification: paygate's policy beside stripe-go's default and three nested layers of 3 (same populations)"
+go test ./policysim/ -run '^$' -bench Compare -benchtime 1x -count=1 | grep -vE '^(goos|goarch|pkg|cpu|PASS)'

@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/paygate/paygate/policysim"
 )
 
 const usage = `usage: paygate COMMAND [ARGS]
@@ -19,6 +21,8 @@ commands:
                              create an API key and print it once
   keys list [--merchant M]   list keys (never their secrets)
   keys revoke ID             revoke a key
+  simulate FILE [--json] [--seed N] [--svg OUT]
+                             the retry-policy simulator: the retry loop on a fake clock
   sim [--addr HOST:PORT] [--account ACCT]
                              the processor simulator alone (Stripe wire format)
 
@@ -44,6 +48,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = runKeys(ctx, args[1:], stdout, getenv)
 	case "sim":
 		err = runSim(ctx, args[1:], stderr, getenv)
+	case "simulate":
+		return policysim.Main(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
