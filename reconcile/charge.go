@@ -1,0 +1,113 @@
+package reconcile
+
+import "time"
+
+// KeyWindow is the 24 h rule: no write under a charge's processor idempotency key after its
+// first send plus KeyWindow, on the database clock. The processor keeps a key 24 h; the hour
+// of margin covers clock skew and long runs. After it, reads only, then review.
+const KeyWindow = 23 * time.Hour
+
+// Outcome is how a pending charge ends.
+type Outcome string
+
+// The outcomes of reconciliation.
+const (
+	// OutcomeSucceeded: the processor approved the charge.
+	OutcomeSucceeded Outcome = "succeeded"
+	// OutcomeDeclined: the issuer declined the charge; the decision carries the decline
+	// evidence, which feeds the decline rules like a direct decline.
+	OutcomeDeclined Outcome = "declined"
+	// OutcomeFailed: nothing happened at the processor. Reconciliation decides it only on
+	// an authoritative absence; an operator may decide it by hand.
+	OutcomeFailed Outcome = "failed"
+)
+
+// Charge is what reconciliation knows of one charge whose outcome is unknown: the parameters
+// the processor was asked to charge, where and when it was sent, and the checks made so far.
+type Charge struct {
+	// ID is paygate's charge id, carried in the PaymentIntent's metadata.
+	ID string `json:"id"`
+	// RootChargeID is the first charge of a reattempt chain, carried in the metadata too;
+	// empty for a first charge.
+	RootChargeID string `json:"root_charge_id,omitempty"`
+	// Amount is in minor units of Currency.
+	Amount int64 `json:"amount"`
+	// Currency is the lowercase ISO 4217 code.
+	Currency string `json:"currency"`
+	// Customer is the processor's customer id, empty when none.
+	Customer string `json:"customer,omitempty"`
+	// PaymentMethod is the processor's payment method id.
+	PaymentMethod string `json:"payment_method"`
+	// Account is the processor account the charge was sent to. It is the only account
+	// queried for it.
+	Account string `json:"account"`
+	// ProcessorRef is the PaymentIntent id, when an answer gave it.
+	ProcessorRef string `json:"processor_ref,omitempty"`
+	// CreatedAt is when the charge was created (database clock).
+	CreatedAt time.Time `json:"created_at"`
+	// FirstSentAt is when the first attempt was sent (database clock): it anchors the 24 h
+	// rule, the check schedule and the list window. Zero when unknown: CreatedAt stands in.
+	FirstSentAt time.Time `json:"first_sent_at,omitzero"`
+	// LastSentAt is when the last attempt was sent; zero means FirstSentAt. It (or a later
+	// replay recorded in Checks) ends the list window.
+	LastSentAt time.Time `json:"last_sent_at,omitzero"`
+	// Written reports that at least one attempt's request was written to the processor in
+	// full (an attempt classified anything but not_sent): only then may the processor have
+	// seen the key, and only then may it be replayed.
+	Written bool `json:"written"`
+	// Manual is an operator's resolution of the charge, empty when none. Later processor
+	// evidence that contradicts it sends the charge back to review.
+	Manual Outcome `json:"manual,omitempty"`
+	// Checks are the earlier reconciliation checks of the charge, oldest first.
+	Checks []Check `json:"checks,omitempty"`
+}
+
+// Check is one reconciliation of one charge: when it ran, what the processor showed and what
+// was decided. Checks form the charge's append-only reconciliation trail.
+type Check struct {
+	// N numbers the charge's checks from 1; the store records each number once, so two
+	// reconcilers racing for one charge record one check.
+	N int `json:"n"`
+	// At is the database clock when the check started.
+	At time.Time `json:"at"`
+	// Decision is what the check decided.
+	Decision Decision `json:"decision"`
+	// Evidence is what the reads (and a replay) found.
+	Evidence Evidence `json:"evidence"`
+}
+
+// firstSent is when the key was first used: FirstSentAt, else CreatedAt.
+func (c Charge) firstSent() time.Time {
+	if !c.FirstSentAt.IsZero() {
+		return c.FirstSentAt
+	}
+	return c.CreatedAt
+}
+
+// lastSent is when the key was last used: the latest of LastSentAt, the first send and the
+// checks that replayed it (a replay is sent within its check, well inside the list window's
+// margin after the check's start).
+func (c Charge) lastSent() time.Time {
+	last := c.firstSent()
+	if c.LastSentAt.After(last) {
+		last = c.LastSentAt
+	}
+	for _, chk := range c.Checks {
+		if chk.Evidence.Replay != nil && chk.Evidence.At.After(last) {
+			last = chk.Evidence.At
+		}
+	}
+	return last
+}
+
+// KeyClosesAt is when the 24 h rule closes the charge's processor key: the first send (the
+// creation when no send time is known) plus KeyWindow. From then on, no write under the key.
+func (c Charge) KeyClosesAt() time.Time { return c.firstSent().Add(KeyWindow) }
+
+// nextCheckNumber is the number of the check that follows the charge's recorded ones.
+func (c Charge) nextCheckNumber() int {
+	if len(c.Checks) == 0 {
+		return 1
+	}
+	return max(c.Checks[len(c.Checks)-1].N, len(c.Checks)) + 1
+}
