@@ -46,15 +46,14 @@ func closeConnection(w http.ResponseWriter) {
 	_ = hijack(w).Close()
 }
 
-// dropConnection sends the status line and the Request-Id header of resp,
-// then closes the connection: the client gets a truncated answer it cannot
-// use (net/http reports "unexpected EOF"). Sending these few bytes, rather
-// than none, keeps Go's http.Transport from silently resending the request
-// on a reused connection.
-func dropConnection(w http.ResponseWriter, resp response, requestID string) {
+// dropConnection sends the status line of resp without its line end, then
+// closes the connection: no answer a client can use. Go's net/http reports
+// "unexpected EOF", curl "Empty reply from server". Sending these few bytes,
+// rather than none, keeps Go's http.Transport from silently resending the
+// request when the connection was a reused one.
+func dropConnection(w http.ResponseWriter, resp response) {
 	conn := hijack(w)
-	_, _ = fmt.Fprintf(conn, "HTTP/1.1 %d %s\r\nRequest-Id: %s\r\n",
-		resp.status, http.StatusText(resp.status), requestID)
+	_, _ = fmt.Fprintf(conn, "HTTP/1.1 %d %s", resp.status, http.StatusText(resp.status))
 	_ = conn.Close()
 }
 

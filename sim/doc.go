@@ -23,7 +23,7 @@
 // Everything lives in memory and is lost on exit. Memory is bounded: stored
 // idempotent answers expire after Config.KeyTTL (24 h), and PaymentIntents,
 // keys and ledger entries are capped (Config.MaxPaymentIntents and friends,
-// 100 000 each by default; the oldest go first). Unless Config.AccountID is
+// 100,000 each by default; the oldest go first). Unless Config.AccountID is
 // set, every Server has a new random account id ("acct_sim..."), so a
 // restarted simulator never passes for the one that held earlier
 // PaymentIntents. Config.Now injects the clock used for created times, search
@@ -64,6 +64,18 @@
 // created[gt|gte|lt|lte], customer, limit (1 to 100, default 10),
 // starting_after and ending_before, and answers {"object": "list", "data",
 // "has_more", "url"}; it is consistent at once.
+//
+// For example:
+//
+//	curl localhost:12111/v1/payment_intents -u sk_test_x: \
+//	     -H 'Idempotency-Key: pg_ch_123' \
+//	     -d amount=1999 -d currency=usd -d confirm=true \
+//	     -d payment_method=pm_sim_decline_insufficient_funds_visa_51 \
+//	     -d 'metadata[charge_id]=ch_123'
+//	curl localhost:12111/v1/payment_methods/pm_card_visa -u sk_test_x:
+//	curl -g 'localhost:12111/v1/payment_intents?limit=3&created[gte]=1700000000' -u sk_test_x:
+//	curl localhost:12111/v1/payment_intents/search -u sk_test_x: -G \
+//	     --data-urlencode "query=metadata['charge_id']:'ch_123'"
 //
 // Every answer carries a Request-Id header (req_...) and echoes the
 // Idempotency-Key header. Errors use Stripe's envelope:
@@ -238,14 +250,16 @@
 //	    same key meanwhile gets 409 idempotency_key_in_use. The effect
 //	    happens even if the client left.
 //	{"drop_response": true}
-//	    Execute and store the answer under the key, then send only the
-//	    status line and Request-Id header and close the connection. The
-//	    client sees the request written (httptrace WroteRequest without
-//	    error), then an error wrapping io.ErrUnexpectedEOF ("net/http: HTTP/1.x
-//	    transport connection broken: unexpected EOF"). A retry with the same
-//	    key gets the stored answer with Idempotent-Replayed: true. The few
-//	    bytes sent keep Go's http.Transport from silently resending the
-//	    request.
+//	    Execute and store the answer under the key, then lose it: send the
+//	    first bytes of the status line (no line end) and close the
+//	    connection. The client sees its request written (httptrace
+//	    WroteRequest without error), then an error wrapping
+//	    io.ErrUnexpectedEOF ("net/http: HTTP/1.x transport connection broken:
+//	    unexpected EOF"); curl says "Empty reply from server". A retry with
+//	    the same key gets the stored answer with Idempotent-Replayed: true. A
+//	    replayed answer is lost the same way. The few bytes sent keep Go's
+//	    http.Transport from silently resending the request over a reused
+//	    connection.
 //	{"refuse": true}
 //	    Reset the connection (TCP RST) without executing or answering:
 //	    nothing happened, no key is held. The simulator reads the request

@@ -42,8 +42,9 @@ type Step struct {
 	// idempotency_key_in_use, and the effect happens even if the client
 	// has gone.
 	ProcessingMS int `json:"processing_ms,omitempty"`
-	// DropResponse executes the request and stores its response under the
-	// key, then closes the connection without a usable answer.
+	// DropResponse loses the answer: the request executes as usual (its
+	// answer is stored under the key), then the connection is closed
+	// without a usable answer.
 	DropResponse bool `json:"drop_response,omitempty"`
 	// Refuse resets the connection without executing or answering.
 	Refuse bool `json:"refuse,omitempty"`

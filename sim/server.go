@@ -361,7 +361,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, c *call) (int,
 // answer sends resp, or loses it when the request's step drops responses.
 func (s *Server) answer(w http.ResponseWriter, c *call, resp response, note string) (int, string) {
 	if c.step.DropResponse {
-		dropConnection(w, resp, c.requestID)
+		dropConnection(w, resp)
 		return 0, "dropped"
 	}
 	resp.write(w)
