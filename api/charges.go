@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,20 +30,9 @@ type chargeHandlers struct {
 
 func (h *chargeHandlers) create(c echo.Context) error {
 	p, _ := principalOf(c)
-	key, err := idempotency.ParseKey(c.Request().Header.Get("Idempotency-Key"))
-	if errors.Is(err, idempotency.ErrKeyMissing) {
-		return invalid("idempotency_key_missing", "Idempotency-Key", "the Idempotency-Key header is required")
-	}
-	if err != nil {
-		return invalid("idempotency_key_invalid", "Idempotency-Key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
-	}
-	timeout, apiErr := requestTimeout(c.Request().Header.Get("Request-Timeout-Ms"))
+	key, timeout, body, apiErr := keyedRequest(c)
 	if apiErr != nil {
 		return apiErr
-	}
-	body, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		return err // the body limit's 413, or a client that went away
 	}
 	req, apiErr := decodeChargeRequest(body, h.limits)
 	if apiErr != nil {
@@ -59,8 +49,89 @@ func (h *chargeHandlers) create(c echo.Context) error {
 		Request:     req,
 		Timeout:     timeout,
 	})
-	var dup *charge.DuplicateReferenceError
+	return writeCreate(c, resp, err)
+}
+
+// reattemptBody is the JSON body of POST /v1/charges/{id}/reattempt.
+type reattemptBody struct {
+	PaymentMethod *string `json:"payment_method"`
+}
+
+func (h *chargeHandlers) reattempt(c echo.Context) error {
+	p, _ := principalOf(c)
+	key, timeout, body, apiErr := keyedRequest(c)
+	if apiErr != nil {
+		return apiErr
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	if apiErr := refuseCardData(body); apiErr != nil {
+		return apiErr
+	}
+	var b reattemptBody
+	if apiErr := decodeStrict(body, &b); apiErr != nil {
+		return apiErr
+	}
+	pm := deref(b.PaymentMethod)
+	if b.PaymentMethod != nil && !charge.IsPaymentMethodID(pm) {
+		return invalid(charge.CodeParameterInvalid, "payment_method", "payment_method must be a processor payment method id (pm_...)")
+	}
+	fp, err := idempotency.FingerprintOf(c.Request().Method, c.Request().URL.Path, body)
+	if err != nil {
+		return invalid("invalid_json", "", "the request body is not valid JSON")
+	}
+	resp, err := h.charges.Reattempt(c.Request().Context(), charge.ReattemptParams{
+		MerchantID: p.MerchantID, Key: key, Fingerprint: fp, ChargeID: c.Param("id"), PaymentMethod: pm, Timeout: timeout,
+	})
 	switch {
+	case errors.Is(err, charge.ErrNotFound):
+		return errNotFound
+	case errors.Is(err, charge.ErrNotDeclined):
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_declined",
+			Message: "only a declined charge can be reattempted"}
+	}
+	return writeCreate(c, resp, err)
+}
+
+// keyedRequest reads what every keyed POST carries: the Idempotency-Key, the caller's
+// deadline and the body.
+func keyedRequest(c echo.Context) (string, time.Duration, []byte, *Error) {
+	key, err := idempotency.ParseKey(c.Request().Header.Get("Idempotency-Key"))
+	if errors.Is(err, idempotency.ErrKeyMissing) {
+		return "", 0, nil, invalid("idempotency_key_missing", "Idempotency-Key", "the Idempotency-Key header is required")
+	}
+	if err != nil {
+		return "", 0, nil, invalid("idempotency_key_invalid", "Idempotency-Key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+	}
+	timeout, apiErr := requestTimeout(c.Request().Header.Get("Request-Timeout-Ms"))
+	if apiErr != nil {
+		return "", 0, nil, apiErr
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return "", 0, nil, toAPIError(err) // the body limit's 413, or a client that went away
+	}
+	return key, timeout, body, nil
+}
+
+// writeCreate answers a request for a new charge (a charge or a reattempt).
+func writeCreate(c echo.Context, resp charge.Response, err error) error {
+	var (
+		dup     *charge.DuplicateReferenceError
+		refused *charge.ReattemptRefusedError
+		verr    *charge.ValidationError
+	)
+	switch {
+	case errors.As(err, &refused):
+		extra := map[string]any{"reason": refused.Verdict.Reason, "not_before": nil}
+		if !refused.Verdict.NotBefore.IsZero() {
+			extra["not_before"] = refused.Verdict.NotBefore.UTC().Format(time.RFC3339)
+		}
+		return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "reattempt_not_allowed",
+			Message: "the card network rules do not allow charging this card now", Extra: extra}
+	case errors.As(err, &verr):
+		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: verr.Code, Param: verr.Param, Message: verr.Message}
 	case errors.Is(err, charge.ErrKeyInUse):
 		return &Error{Status: http.StatusConflict, Type: typeIdempotency, Code: "idempotency_key_in_use",
 			Message: "a request with this Idempotency-Key is still running; retry later with the same key"}

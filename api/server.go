@@ -18,6 +18,7 @@ type Charges interface {
 	Create(ctx context.Context, p charge.CreateParams) (charge.Response, error)
 	Get(ctx context.Context, merchantID, id string) (*charge.Charge, error)
 	List(ctx context.Context, p charge.ListParams) ([]charge.Charge, bool, error)
+	Reattempt(ctx context.Context, p charge.ReattemptParams) (charge.Response, error)
 }
 
 // Config is what the HTTP interface is built from.
@@ -56,6 +57,7 @@ func New(cfg Config) *echo.Echo {
 	v1.POST("/charges", h.create, checkout, limit)
 	v1.GET("/charges", h.list, checkout)
 	v1.GET("/charges/:id", h.get, checkout)
+	v1.POST("/charges/:id/reattempt", h.reattempt, checkout, limit)
 
 	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound })
 	return e

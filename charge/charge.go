@@ -57,16 +57,19 @@ const (
 
 // Charge is one logical charge operation.
 type Charge struct {
-	ID               string
-	MerchantID       string
-	Amount           int64 // minor units
-	Currency         string
-	PaymentMethod    string
-	Customer         string
-	Reference        string
-	Initiator        Initiator
-	ReattemptMode    ReattemptMode
-	ReattemptOf      string
+	ID            string
+	MerchantID    string
+	Amount        int64 // minor units
+	Currency      string
+	PaymentMethod string
+	Customer      string
+	Reference     string
+	Initiator     Initiator
+	ReattemptMode ReattemptMode
+	ReattemptOf   string
+	// Chain is the first charge of the reattempt chain (the charge's own id for an original).
+	Chain            string
+	Card             *Card // the card behind PaymentMethod, known before the first attempt
 	Metadata         map[string]string
 	Status           Status
 	ProcessorKey     string // the processor idempotency key, "pg_" + ID

@@ -19,7 +19,8 @@ type DeclineJSON struct {
 	Evidence *processor.Decline `json:"evidence,omitempty"`
 }
 
-// ReattemptJSON says whether and when the declined card may be charged again.
+// ReattemptJSON says whether the declined card may be charged again now, and if not, why
+// and from when.
 type ReattemptJSON struct {
 	Allowed           bool       `json:"allowed"`
 	NotBefore         *time.Time `json:"not_before"`
@@ -27,7 +28,7 @@ type ReattemptJSON struct {
 	RemainingInWindow *int       `json:"remaining_in_window"`
 }
 
-// Classify returns the classification of the issuer's evidence.
+// Classify returns the classification of the issuer's evidence on a card of network.
 func Classify(d *processor.Decline, network string) decline.Classification {
 	if d == nil {
 		d = &processor.Decline{}
@@ -41,31 +42,47 @@ func Classify(d *processor.Decline, network string) decline.Classification {
 	})
 }
 
-// ScheduleBlock renders a decline block from the class schedule alone, at now: the first
-// slot of the class's schedule (and never before a Mastercard advice delay). It knows
-// nothing of the card's history at the processor account.
-func ScheduleBlock(d *processor.Decline, network string, now time.Time) json.RawMessage {
-	cl := Classify(d, network)
+// cardOutcome is what a charge's outcome adds to its card's history; nil for a failed
+// charge, which never reached the card network.
+func cardOutcome(status Status, cl decline.Classification) *CardOutcome {
+	switch status {
+	case StatusSucceeded:
+		return &CardOutcome{Outcome: decline.Approved}
+	case StatusPending:
+		return &CardOutcome{Outcome: decline.Pending}
+	case StatusDeclined:
+		o := decline.Declined
+		if cl.Blocked {
+			o = decline.Blocked
+		}
+		return &CardOutcome{Outcome: o, Class: cl.Class, Category: cl.Category, MAC: cl.MAC, CapReached: cl.CapReached}
+	}
+	return nil
+}
+
+// declineBlock renders the decline block of charge c, declined at now: the classification
+// and the network rules' verdict on reattempting the card in c's chain, over the card's
+// history with this decline added.
+func declineBlock(c *Charge, d *processor.Decline, cl decline.Classification, co *CardOutcome, h decline.History, now time.Time, caps decline.Caps) json.RawMessage {
 	blk := DeclineJSON{Code: cl.Code, Network: string(cl.Network), Category: int(cl.Category), Class: cl.Class, Evidence: d}
-	switch {
-	case cl.CapReached:
-		blk.Reattempt.Reason = string(decline.ReasonNetworkCapReached)
-	case cl.Class == decline.Never:
-		blk.Reattempt.Reason = string(decline.ReasonNeverReattempt)
-	case cl.Class == decline.FixData:
-		blk.Reattempt.Reason = string(decline.ReasonFixDataFirst)
-	default:
-		notBefore := now
-		if delay := cl.MACDelay(); delay > 0 {
-			notBefore = now.Add(delay)
-		}
-		if slot, ok := decline.NextSlot(cl.Class, now, 0, notBefore); ok {
-			slot = slot.UTC()
-			blk.Reattempt.Allowed = true
-			blk.Reattempt.NotBefore = &slot
-		} else {
-			blk.Reattempt.Reason = string(decline.ReasonScheduleExhausted)
-		}
+	next := decline.Next{At: now, Chain: c.Chain}
+	if c.Card != nil {
+		next.Network, next.Expiry = decline.ParseNetwork(c.Card.Network), c.Card.Expiry()
+	}
+	h = append(append(decline.History(nil), h...), decline.Attempt{
+		Charge: c.ID, Chain: c.Chain, At: now, Outcome: co.Outcome, Class: co.Class, Network: next.Network,
+		MAC: co.MAC, Expiry: next.Expiry, CapReached: co.CapReached,
+	})
+	v := decline.Check(h, next, caps)
+	blk.Reattempt.Allowed = v.Allowed
+	blk.Reattempt.Reason = string(v.Reason)
+	if !v.NotBefore.IsZero() {
+		nb := v.NotBefore.UTC()
+		blk.Reattempt.NotBefore = &nb
+	}
+	if v.RemainingInWindow != decline.NoCap {
+		r := v.RemainingInWindow
+		blk.Reattempt.RemainingInWindow = &r
 	}
 	out, _ := json.Marshal(blk) // DeclineJSON holds only marshalable fields
 	return out

@@ -115,6 +115,9 @@ func (r *Request) Validate(lim Limits) error {
 	return nil
 }
 
+// IsPaymentMethodID reports whether s has the form of a processor payment method id.
+func IsPaymentMethodID(s string) bool { return paymentMethodRE.MatchString(s) }
+
 func printable(s string) bool {
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f {

@@ -2,7 +2,6 @@ package charge
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,17 +21,12 @@ type Guards interface {
 	Breaker(account string) retry.Breaker
 }
 
-// DeclineRenderer turns the issuer's evidence for a declined charge into the decline block
-// of the API (code, network, category, class and the reattempt verdict).
-type DeclineRenderer func(ctx context.Context, c *Charge, d *processor.Decline) json.RawMessage
-
 // RunnerConfig configures a Runner.
 type RunnerConfig struct {
 	Processor Processor
 	Account   string // the processor account id
 	Policy    retry.Policy
 	Guards    Guards
-	Decline   DeclineRenderer
 	Observer  Observer
 	Log       *zap.Logger
 }
@@ -119,8 +113,9 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 		out.Status = StatusSucceeded
 	case retry.StatusDeclined:
 		out.Status = StatusDeclined
-		if r.cfg.Decline != nil {
-			out.Decline = r.cfg.Decline(ctx, c, decline)
+		out.Evidence = decline
+		if out.Evidence == nil {
+			out.Evidence = &processor.Decline{}
 		}
 	case retry.StatusPending:
 		out.Status = StatusPending

@@ -8,7 +8,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/idempotency"
+	"github.com/paygate/paygate/processor"
 )
 
 var (
@@ -65,8 +67,9 @@ type Outcome struct {
 	Status       Status
 	ProcessorRef string
 	Failure      *Failure
-	Decline      []byte
-	Attempts     []Attempt
+	// Evidence is the issuer's evidence of a decline.
+	Evidence *processor.Decline
+	Attempts []Attempt
 }
 
 // Service is the charge engine.
@@ -74,6 +77,8 @@ type Service struct {
 	store  Store
 	runner Runner
 	render Renderer
+	cards  Cards
+	caps   decline.Caps
 	log    *zap.Logger
 	// lockMargin is added to a request's deadline to lock its key: a crashed request's
 	// key frees itself after its deadline plus this margin.
@@ -88,7 +93,11 @@ type ServiceConfig struct {
 	Store  Store
 	Runner Runner
 	Render Renderer
-	Log    *zap.Logger
+	// Cards reads the card behind a payment method before the first attempt.
+	Cards Cards
+	// Caps are the card networks' reattempt caps (zero fields: the defaults).
+	Caps decline.Caps
+	Log  *zap.Logger
 	// LockMargin is added to a request's deadline to lock its inbound key (default 15 s):
 	// the key of a request whose process died frees itself after that.
 	LockMargin time.Duration
@@ -102,15 +111,28 @@ func NewService(cfg ServiceConfig) *Service {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Service{store: cfg.Store, runner: cfg.Runner, render: cfg.Render, log: cfg.Log,
-		lockMargin: cfg.LockMargin, answerMargin: 150 * time.Millisecond}
+	return &Service{store: cfg.Store, runner: cfg.Runner, render: cfg.Render, cards: cfg.Cards, caps: cfg.Caps,
+		log: cfg.Log, lockMargin: cfg.LockMargin, answerMargin: 150 * time.Millisecond}
 }
 
 // Create runs one keyed charge request. It returns the answer to send, or ErrKeyInUse,
-// ErrKeyReused or a *DuplicateReferenceError.
+// ErrKeyReused, a *DuplicateReferenceError, a *ReattemptRefusedError or a *ValidationError
+// (a payment method the processor does not know).
 func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) {
+	return s.create(ctx, p, "", "")
+}
+
+// create runs a keyed request for a new charge; reattemptOf and chain are set for a
+// reattempt of a declined charge.
+func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain string) (Response, error) {
 	id := NewID()
+	card, err := s.card(ctx, p.Request.PaymentMethod)
+	if err != nil {
+		return Response{}, err
+	}
 	begun, err := s.store.BeginCharge(ctx, BeginParams{
+		Card:        card,
+		Admit:       s.admission(card, chain),
 		MerchantID:  p.MerchantID,
 		Key:         p.Key,
 		Fingerprint: p.Fingerprint,
@@ -125,6 +147,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 			Reference:        p.Request.Reference,
 			Initiator:        p.Request.Initiator,
 			ReattemptMode:    p.Request.ReattemptMode,
+			ReattemptOf:      reattemptOf,
+			Chain:            chain,
 			Metadata:         p.Request.Metadata,
 			ProcessorKey:     ProcessorKey(id),
 			ProcessorAccount: s.runner.Account(),
@@ -148,25 +172,58 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 	if begun.DuplicateOf != "" {
 		return Response{}, &DuplicateReferenceError{ChargeID: begun.DuplicateOf}
 	}
+	if begun.Refused != nil {
+		return Response{}, &ReattemptRefusedError{Verdict: *begun.Refused}
+	}
 	c := begun.Charge
 	if c == nil {
 		return Response{}, errors.New("charge: begin returned no charge")
 	}
-	if !begun.Created && c.Status != StatusProcessing {
+	if c.Status != StatusProcessing {
 		// The charge already has an outcome that is not replayed from storage (a pending
 		// charge, or one settled since): answer its current state, and free the key.
 		resp := s.render(c)
-		return resp, s.finish(ctx, p.MerchantID, p.Key, c, nil, resp)
+		return resp, s.finish(ctx, p.MerchantID, p.Key, c, nil, resp, nil)
 	}
 	// A charge found processing was left mid-flight by a request that died: it may have
 	// reached the processor already.
 	uncertain := !begun.Created && begun.PriorStatus == StatusProcessing
-	return s.carry(ctx, p.MerchantID, p.Key, c, begun.Now, p.Timeout, uncertain)
+	return s.carry(ctx, p.MerchantID, p.Key, c, begun.Now, p.Timeout, uncertain, begun.History)
+}
+
+// card reads the card behind a payment method. A payment method the processor does not know
+// is a *ValidationError; one that cannot be read now gives a nil card (see BeginParams.Card).
+func (s *Service) card(ctx context.Context, paymentMethod string) (*Card, error) {
+	if s.cards == nil {
+		return nil, errors.New("charge: no card reader configured")
+	}
+	pc, err := s.cards.Card(ctx, paymentMethod)
+	switch {
+	case errors.Is(err, processor.ErrNoSuchPaymentMethod), errors.Is(err, processor.ErrNotCard):
+		return nil, &ValidationError{Param: "payment_method", Code: "payment_method_invalid",
+			Message: "the processor has no card payment method with this id"}
+	case err != nil:
+		s.log.Warn("reading the payment method's card failed", zap.Error(err))
+		return nil, nil
+	}
+	return &Card{Fingerprint: pc.Fingerprint, Network: pc.Network, ExpMonth: int(pc.ExpMonth), ExpYear: int(pc.ExpYear)}, nil
+}
+
+// admission returns the network rules' decision for a new attempt on card, in chain (empty
+// for an original charge, which only the network rules and the fix-data rule restrict).
+func (s *Service) admission(card *Card, chain string) func(decline.History, time.Time) decline.Verdict {
+	if card == nil {
+		return nil
+	}
+	return func(h decline.History, now time.Time) decline.Verdict {
+		return decline.Check(h, decline.Next{At: now, Network: decline.ParseNetwork(card.Network),
+			Expiry: card.Expiry(), Chain: chain}, s.caps)
+	}
 }
 
 // carry runs a stored charge to an outcome under its processor key and stores it. now is the
 // database clock; uncertain says that an earlier run may have reached the processor.
-func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool) (Response, error) {
+func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
 	if now.Sub(c.CreatedAt) >= keyWriteWindow {
 		// The processor's key retention is ending: no write under this key any more. A
 		// charge that may have been sent stays pending for reconciliation; one that never
@@ -177,10 +234,11 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 			c.Status, c.Failure = StatusFailed, &Failure{Code: CodeKeyExpired, Retryable: false}
 		}
 		resp := s.render(c)
-		return resp, s.finish(ctx, merchantID, key, c, nil, resp)
+		return resp, s.finish(ctx, merchantID, key, c, nil, resp, nil)
 	}
 	// The run continues even if the caller hangs up: once a request may reach the
 	// processor, its outcome must be stored. Its own deadline is the caller's.
+	started := time.Now()
 	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(timeout-s.answerMargin, 0))
 	defer cancel()
 	out := s.runner.Run(runCtx, c)
@@ -191,7 +249,15 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	}
 	c.Status = out.Status
 	c.Failure = out.Failure
-	c.Decline = out.Decline
+	var network string
+	if c.Card != nil {
+		network = c.Card.Network
+	}
+	cl := Classify(out.Evidence, network)
+	co := cardOutcome(c.Status, cl)
+	if c.Status == StatusDeclined {
+		c.Decline = declineBlock(c, out.Evidence, cl, co, history, now.Add(time.Since(started)), s.caps)
+	}
 	if out.ProcessorRef != "" {
 		c.ProcessorRef = out.ProcessorRef
 	}
@@ -200,7 +266,7 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	// Storing the outcome must not be cut short by the caller hanging up.
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelFinish()
-	if err := s.finish(finishCtx, merchantID, key, c, out.Attempts, resp); err != nil {
+	if err := s.finish(finishCtx, merchantID, key, c, out.Attempts, resp, co); err != nil {
 		return Response{}, err
 	}
 	return resp, nil
@@ -208,8 +274,8 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 
 // finish stores the outcome; the response is stored for replay unless it is a 202 (its
 // replay renders the current state) or a retryable failure (a retry runs again).
-func (s *Service) finish(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response) error {
-	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts}
+func (s *Service) finish(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome) error {
+	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts, Card: co}
 	switch {
 	case c.Status == StatusPending || c.Status == StatusProcessing:
 		fp.ResponseStatus = resp.Status

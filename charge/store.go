@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/idempotency"
 )
 
@@ -46,6 +47,13 @@ type BeginParams struct {
 	LockFor time.Duration
 	// New is the charge to create when the key has none.
 	New Charge
+	// Card is New's card; nil when it could not be read now: a new charge is then stored
+	// failed (CodeCardUnavailable, retryable) without any attempt, and a retryably failed
+	// charge is not reopened.
+	Card *Card
+	// Admit decides, under the card's lock and on the database clock, whether the card's
+	// history at the processor account allows one more attempt now.
+	Admit func(h decline.History, now time.Time) decline.Verdict
 }
 
 // Begun is what Store.BeginCharge found or did.
@@ -65,6 +73,11 @@ type Begun struct {
 	// PriorStatus is the status the key's existing charge had before this request: a
 	// charge found processing was left mid-flight by a request that died.
 	PriorStatus Status
+	// Refused is the network rules' refusal: the key is bound, no charge was created (or a
+	// failed charge was not reopened).
+	Refused *decline.Verdict
+	// History is the card's history the admission decided on (nil when there was none).
+	History decline.History
 }
 
 // FinishParams are the inputs of Store.FinishCharge.
@@ -77,6 +90,8 @@ type FinishParams struct {
 	// A 202 is stored without a body: its replay renders the charge's current state.
 	ResponseStatus int
 	ResponseBody   []byte
+	// Card is what the outcome means for the card's history; nil leaves it unchanged.
+	Card *CardOutcome
 }
 
 // ListParams select a page of charges.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
@@ -20,7 +19,9 @@ const chargeColumns = `c.id, c.merchant_id, c.amount, c.currency, c.payment_meth
 	COALESCE(c.reference, ''), c.initiator, c.reattempt_mode, COALESCE(c.reattempt_of, ''), c.metadata, c.status,
 	c.processor_key, COALESCE(c.processor_account, ''), COALESCE(c.processor_ref, ''), c.failure_code,
 	c.failure_retryable, c.decline, c.attempts, c.first_sent_at, c.created_at, c.updated_at,
-	COALESCE((SELECT k.key FROM idempotency_keys k WHERE k.charge_id = c.id ORDER BY k.created_at LIMIT 1), '')`
+	COALESCE((SELECT k.key FROM idempotency_keys k WHERE k.charge_id = c.id ORDER BY k.created_at LIMIT 1), ''),
+	COALESCE(c.chain, c.id), c.card_fingerprint, COALESCE(c.card_network, ''), COALESCE(c.card_exp_month, 0),
+	COALESCE(c.card_exp_year, 0)`
 
 func scanCharge(row pgx.Row) (*charge.Charge, error) {
 	var (
@@ -29,12 +30,14 @@ func scanCharge(row pgx.Row) (*charge.Charge, error) {
 		failCode  *string
 		failRetry *bool
 		decline   []byte
+		fpr       *string
+		card      charge.Card
 	)
 	err := row.Scan(&c.ID, &c.MerchantID, &c.Amount, &c.Currency, &c.PaymentMethod, &c.Customer,
 		&c.Reference, &c.Initiator, &c.ReattemptMode, &c.ReattemptOf, &meta, &c.Status,
 		&c.ProcessorKey, &c.ProcessorAccount, &c.ProcessorRef, &failCode,
 		&failRetry, &decline, &c.Attempts, &c.FirstSentAt, &c.CreatedAt, &c.UpdatedAt,
-		&c.IdempotencyKey)
+		&c.IdempotencyKey, &c.Chain, &fpr, &card.Network, &card.ExpMonth, &card.ExpYear)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -42,6 +45,10 @@ func scanCharge(row pgx.Row) (*charge.Charge, error) {
 		if err := json.Unmarshal(meta, &c.Metadata); err != nil {
 			return nil, fmt.Errorf("store: charge %s metadata: %w", c.ID, err)
 		}
+	}
+	if fpr != nil {
+		card.Fingerprint = *fpr
+		c.Card = &card
 	}
 	if failCode != nil {
 		c.Failure = &charge.Failure{Code: *failCode, Retryable: failRetry != nil && *failRetry}
@@ -52,81 +59,9 @@ func scanCharge(row pgx.Row) (*charge.Charge, error) {
 	return &c, nil
 }
 
-// BeginCharge implements charge.Store. The common case — a new key — is one statement, so
-// one round trip and one commit; a key seen before takes the general path.
+// BeginCharge implements charge.Store, in one transaction.
 func (db *DB) BeginCharge(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
-	if out, ok, err := db.beginNew(ctx, p); ok || err != nil {
-		return out, err
-	}
-	return db.beginExisting(ctx, p)
-}
-
-// beginNew binds a new key and creates its charge in one statement. It reports ok false,
-// having changed nothing, when the key exists already or the charge's reference belongs to
-// a live charge: the general path then decides.
-func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (charge.Begun, bool, error) {
-	c := p.New
-	meta := []byte("{}")
-	if c.Metadata != nil {
-		var err error
-		if meta, err = json.Marshal(c.Metadata); err != nil {
-			return charge.Begun{}, false, fmt.Errorf("store: charge metadata: %w", err)
-		}
-	}
-	// The key row names the charge the same statement inserts; the charge is inserted only
-	// when the key was new. A live charge holding the reference leaves the charge out, and
-	// the key's foreign key then fails the whole statement: nothing is written.
-	var (
-		now     time.Time
-		created bool
-	)
-	err := db.statement(ctx, func(q querier) error {
-		return q.QueryRow(ctx, `
-		WITH now AS (SELECT clock_timestamp() AS t),
-		k AS (
-			INSERT INTO idempotency_keys (merchant_id, key, fingerprint, charge_id, recovery_point, locked_until, created_at, last_used_at)
-			SELECT $1, $2, $3, $4, $5, now.t + $6::interval, now.t, now.t FROM now
-			ON CONFLICT DO NOTHING
-			RETURNING 1
-		),
-		c AS (
-			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
-				initiator, reattempt_mode, reattempt_of, metadata, status, processor_key, processor_account,
-				created_at, updated_at)
-			SELECT $4, $1, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), $12, $13, NULLIF($14, ''), $15, 'processing',
-				$16, NULLIF($17, ''), now.t, now.t
-			  FROM now WHERE EXISTS (SELECT 1 FROM k)
-			ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
-			DO NOTHING
-			RETURNING 1
-		)
-		SELECT now.t, EXISTS (SELECT 1 FROM c) FROM now`,
-			p.MerchantID, p.Key, p.Fingerprint[:], c.ID, idempotency.PointCreated, p.LockFor,
-			c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference, string(c.Initiator), string(c.ReattemptMode),
-			c.ReattemptOf, meta, c.ProcessorKey, c.ProcessorAccount,
-		).Scan(&now, &created)
-	})
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23503" && pgErr.ConstraintName == "idempotency_keys_charge_id_fkey" {
-		return charge.Begun{}, false, nil // the reference is taken: the general path answers
-	}
-	if err != nil {
-		return charge.Begun{}, false, fmt.Errorf("store: begin charge: %w", interpretError(err))
-	}
-	if !created {
-		return charge.Begun{}, false, nil // the key exists
-	}
-	c.Status = charge.StatusProcessing
-	c.IdempotencyKey = p.Key
-	c.CreatedAt, c.UpdatedAt = now, now
-	return charge.Begun{
-		Verdict: idempotency.Proceed,
-		Record: idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint, ChargeID: c.ID,
-			RecoveryPoint: idempotency.PointCreated},
-		Charge:  &c,
-		Created: true,
-		Now:     now,
-	}, true, nil
+	return db.begin(ctx, p)
 }
 
 // statement runs one atomic statement: on its own in production; inside a savepoint when
@@ -138,9 +73,7 @@ func (db *DB) statement(ctx context.Context, fn func(q querier) error) error {
 	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return fn(tx) })
 }
 
-// beginExisting is the general path of BeginCharge, for a key seen before (or a reference
-// held by a live charge).
-func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
+func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
 	var out charge.Begun
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		out = charge.Begun{}
@@ -183,33 +116,42 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 			}
 			out.PriorStatus = out.Charge.Status
 			if c := out.Charge; c.Status == charge.StatusFailed && c.Failure != nil && c.Failure.Retryable {
-				// The same operation runs again: from here until its outcome is stored it
-				// may reach the processor, so a crash must leave it processing.
+				// The same operation runs again, so the network rules decide again; from here
+				// until its outcome is stored it may reach the processor, so a crash must leave
+				// it processing.
+				if c.Card == nil && p.Card == nil {
+					return nil // the card cannot be read now: the charge stays failed
+				}
+				if c.Card == nil {
+					c.Card = p.Card
+					if _, err := tx.Exec(ctx, `UPDATE charges SET card_fingerprint = $2, card_network = $3,
+						card_exp_month = $4, card_exp_year = $5 WHERE id = $1`,
+						c.ID, c.Card.Fingerprint, c.Card.Network, c.Card.ExpMonth, c.Card.ExpYear); err != nil {
+						return fmt.Errorf("store: record card: %w", err)
+					}
+				}
+				if p.Admit != nil {
+					v, err := admit(ctx, tx, p.Admit, c, now, &out)
+					if err != nil {
+						return err
+					}
+					if !v.Allowed {
+						out.Refused = &v
+						return nil
+					}
+				}
 				dup, err := reopenCharge(ctx, tx, c)
 				if dup != "" || err != nil {
 					out.DuplicateOf = dup
 					return err
 				}
+				if err := insertCardAttempt(ctx, tx, c, now); err != nil {
+					return err
+				}
 			}
 			return nil
 		}
-		dup, err := insertCharge(ctx, tx, p.New, now)
-		if err != nil {
-			return err
-		}
-		if dup != "" {
-			out.DuplicateOf = dup
-			_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL
-				WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key)
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET charge_id = $3, recovery_point = $4
-			WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key, p.New.ID, idempotency.PointCreated); err != nil {
-			return fmt.Errorf("store: attach charge to key: %w", err)
-		}
-		out.Created = true
-		out.Charge, err = chargeByID(ctx, tx, p.MerchantID, p.New.ID)
-		return err
+		return createCharge(ctx, tx, p, now, &out)
 	})
 	return out, err
 }
@@ -236,48 +178,6 @@ func lockKey(ctx context.Context, tx pgx.Tx, merchantID, key string) (idempotenc
 		rec.ResponseStatus = *status
 	}
 	return rec, nil
-}
-
-// insertCharge writes a new charge. When a live charge of the merchant already carries the
-// same reference it writes nothing and returns that charge's id.
-func insertCharge(ctx context.Context, tx pgx.Tx, c charge.Charge, now time.Time) (string, error) {
-	meta, err := json.Marshal(c.Metadata)
-	if err != nil {
-		return "", fmt.Errorf("store: charge metadata: %w", err)
-	}
-	if c.Metadata == nil {
-		meta = []byte("{}")
-	}
-	_, err = tx.Exec(ctx, `SAVEPOINT insert_charge`)
-	if err != nil {
-		return "", err
-	}
-	_, err = tx.Exec(ctx, `
-		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
-			initiator, reattempt_mode, reattempt_of, metadata, status, processor_key, processor_account,
-			created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), $11, $12, $13,
-			NULLIF($14, ''), $15, $15)`,
-		c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
-		string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, meta, string(charge.StatusProcessing),
-		c.ProcessorKey, c.ProcessorAccount, now)
-	var conflict *ConflictError
-	if err := interpretError(err); errors.As(err, &conflict) && conflict.Constraint == "charges_live_reference" {
-		if _, err := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT insert_charge`); err != nil {
-			return "", err
-		}
-		var id string
-		err := tx.QueryRow(ctx, `SELECT id FROM charges WHERE merchant_id = $1 AND reference = $2
-			AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`, c.MerchantID, c.Reference).Scan(&id)
-		if err != nil {
-			return "", fmt.Errorf("store: find live reference: %w", interpretError(err))
-		}
-		return id, nil
-	} else if err != nil {
-		return "", fmt.Errorf("store: insert charge: %w", err)
-	}
-	_, err = tx.Exec(ctx, `RELEASE SAVEPOINT insert_charge`)
-	return "", err
 }
 
 // reopenCharge puts a retryably failed charge back to processing. When a live charge took
@@ -336,6 +236,18 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 		httpStatus[i], code[i], requestID[i] = int32(a.HTTPStatus), a.ProcessorCode, a.RequestID
 		retryAfter[i], backoff[i], tokensBefore[i], tokensAfter[i] = a.RetryAfterMS, a.BackoffMS, a.BudgetTokensBefore, a.BudgetTokensAfter
 	}
+	// The card's history follows the outcome: a charge that failed never reached the card
+	// network, so its reservation is dropped ("none").
+	var (
+		cardOutcome string
+		co          charge.CardOutcome
+	)
+	switch {
+	case p.Card != nil:
+		co, cardOutcome = *p.Card, string(p.Card.Outcome)
+	case c.Status == charge.StatusFailed:
+		cardOutcome = "none"
+	}
 	var updated bool
 	err := db.statement(ctx, func(q querier) error {
 		return q.QueryRow(ctx, `
@@ -367,12 +279,21 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 				locked_until = NULL, last_used_at = clock_timestamp()
 			 WHERE merchant_id = $2 AND key = $25
 			RETURNING 1
+		),
+		ca AS (
+			UPDATE card_attempts SET outcome = $26, class = NULLIF($27, ''), category = NULLIF($28, 0),
+				mac = NULLIF($29, 0), cap_reached = $30
+			 WHERE charge_id = $1 AND $26 NOT IN ('', 'none')
+		),
+		cd AS (
+			DELETE FROM card_attempts WHERE charge_id = $1 AND $26 = 'none'
 		)
 		SELECT EXISTS (SELECT 1 FROM u)`,
 			c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
 			decline, n, firstStart(p.Attempts),
 			started, duration, timeout, class, httpStatus, code, requestID, retryAfter, backoff, tokensBefore, tokensAfter,
 			status, body, idempotency.PointFinished, p.Key,
+			cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached,
 		).Scan(&updated)
 	})
 	if err != nil {

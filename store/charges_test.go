@@ -28,10 +28,12 @@ func newCharge(merchant, ref string) charge.Charge {
 		ProcessorKey: charge.ProcessorKey(id), ProcessorAccount: "acct_1"}
 }
 
+var testCard = &charge.Card{Fingerprint: "fp_test", Network: "visa", ExpMonth: 12, ExpYear: 2034}
+
 func begin(t *testing.T, db *store.DB, merchant, key string, fp idempotency.Fingerprint, c charge.Charge) charge.Begun {
 	t.Helper()
 	b, err := db.BeginCharge(context.Background(), charge.BeginParams{
-		MerchantID: merchant, Key: key, Fingerprint: fp, LockFor: time.Minute, New: c})
+		MerchantID: merchant, Key: key, Fingerprint: fp, LockFor: time.Minute, New: c, Card: testCard})
 	if err != nil {
 		t.Fatalf("BeginCharge: %v", err)
 	}
@@ -102,7 +104,7 @@ func TestBeginChargeResumesAfterExpiredLock(t *testing.T) {
 	newMerchant(t, db, "m1")
 	fp := idempotency.Fingerprint{3}
 	b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp,
-		LockFor: -time.Second, New: newCharge("m1", "")}) // a lock that has already expired: a crashed request
+		LockFor: -time.Second, New: newCharge("m1", ""), Card: testCard}) // a lock that has already expired: a crashed request
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,10 @@ func TestConcurrentChargesUnderFaults(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			req, _ := http.NewRequest(http.MethodPost, g.base+"/v1/charges", strings.NewReader(visa))
+			// One card per charge: a thousand charges on one card in seconds would rightly
+			// meet the network caps.
+			body := fmt.Sprintf(`{"amount":1000,"currency":"usd","payment_method":"pm_sim_approve_visa_card%d","initiator":"customer"}`, 1000+i)
+			req, _ := http.NewRequest(http.MethodPost, g.base+"/v1/charges", strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+k)
 			req.Header.Set("Idempotency-Key", fmt.Sprintf("conc-%d", i))
 			resp, err := client.Do(req)

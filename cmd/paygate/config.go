@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paygate/paygate/decline"
 )
 
 // config is paygate's configuration, read from the environment.
@@ -27,6 +29,8 @@ type config struct {
 	CompleterInterval time.Duration
 	// KeyLockMargin is added to a request's deadline to lock its idempotency key.
 	KeyLockMargin time.Duration
+	// VisaReattempts30d is the Visa cap on reattempts of one card in any 30 days.
+	VisaReattempts30d int
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there, apart from the API.
 	DebugAddr string
 }
@@ -125,6 +129,14 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 			}
 			*d.dst = dur
 		}
+	}
+	c.VisaReattempts30d = decline.DefaultVisaReattempts30d
+	if v := getenv("PAYGATE_VISA_REATTEMPTS_30D"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return c, &configError{"PAYGATE_VISA_REATTEMPTS_30D", "must be an integer from 1 to 100 (Visa's rule is 15; some acquirers state 20)"}
+		}
+		c.VisaReattempts30d = n
 	}
 	if v := getenv("PAYGATE_DB_MAX_CONNS"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)

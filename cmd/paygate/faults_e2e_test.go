@@ -48,7 +48,7 @@ func TestRetryCasesThroughTheAPI(t *testing.T) {
 	}{
 		{"503, 503, 200", `[{"status":503},{"status":503}]`, "pm_card_visa", "", 200, "succeeded", "", 3, 1},
 		{"429 Retry-After 30 with 5 s left", `[{"status":429,"retry_after":"30"}]`, "pm_card_visa", "5000", 504, "failed", "deadline_exceeded", 1, 0},
-		{"processor refuses the request", ``, "pm_does_not_exist", "", 422, "failed", "invalid_request", 1, 0},
+		{"processor refuses the request", ``, "pm_card_visa", "", 422, "failed", "invalid_request", 1, 0},
 		{"lost response then success, same key", `[{"drop_response":true}]`, "pm_card_visa", "", 200, "succeeded", "", 2, 1},
 		{"stored 500 after commit", `[{"status":500,"after_commit":true}]`, "pm_card_visa", "", 202, "pending", "", 1, 1},
 		{"timeout after send, then the deadline", `[{"blackhole":true},{"blackhole":true},{"blackhole":true},{"blackhole":true}]`, "pm_card_visa", "1500", 202, "pending", "", 1, 0},
@@ -66,7 +66,11 @@ func TestRetryCasesThroughTheAPI(t *testing.T) {
 				headers = []string{"Request-Timeout-Ms", tc.timeoutMS}
 			}
 			start := time.Now()
-			r := g.charge(k, "case", `{"amount":1000,"currency":"usd","payment_method":"`+tc.pm+`","initiator":"customer"}`, headers...)
+			amount := "1000"
+			if tc.name == "processor refuses the request" {
+				amount = "10" // below the processor's minimum: refused as invalid, nothing executed
+			}
+			r := g.charge(k, "case", `{"amount":`+amount+`,"currency":"usd","payment_method":"`+tc.pm+`","initiator":"customer"}`, headers...)
 			elapsed := time.Since(start)
 			if r.status != tc.wantHTTP {
 				t.Fatalf("HTTP status: got %d %s, want %d", r.status, r.body, tc.wantHTTP)
@@ -213,6 +217,7 @@ func TestStaleLockResumes(t *testing.T) {
 		MerchantID: "m_crash", Key: "crashed", Fingerprint: fp, LockFor: -time.Second,
 		New: charge.Charge{ID: id, MerchantID: "m_crash", Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
 			Initiator: charge.InitiatorCustomer, ReattemptMode: charge.ReattemptManual, ProcessorKey: charge.ProcessorKey(id)},
+		Card: &charge.Card{Fingerprint: "fp_crash", Network: "visa"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -274,6 +274,7 @@ func TestCompleterBeforeFirstSend(t *testing.T) {
 		New: charge.Charge{ID: id, MerchantID: "m_kill3", Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
 			Initiator: charge.InitiatorCustomer, ReattemptMode: charge.ReattemptManual, ProcessorKey: charge.ProcessorKey(id),
 			ProcessorAccount: "acct_kill"},
+		Card: &charge.Card{Fingerprint: "fp_kill", Network: "visa"},
 	}); err != nil {
 		t.Fatal(err)
 	}

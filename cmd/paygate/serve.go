@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/paygate/paygate/api"
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/retry"
 	"github.com/paygate/paygate/sim"
@@ -107,17 +107,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Account:   account,
 		Policy:    retry.DefaultPolicy(),
 		Guards:    charge.ProcessGuards{Budgets: budgets, Circuits: circuits},
-		Decline: func(ctx context.Context, c *charge.Charge, d *processor.Decline) json.RawMessage {
-			network := ""
-			if card, err := proc.Card(ctx, c.PaymentMethod); err == nil {
-				network = card.Network
-			}
-			return charge.ScheduleBlock(d, network, time.Now())
-		},
-		Observer: charge.NewMetrics(reg),
-		Log:      log.Named("charge"),
+		Observer:  charge.NewMetrics(reg),
+		Log:       log.Named("charge"),
 	})
 	charges := charge.NewService(charge.ServiceConfig{Store: db, Runner: runner, Render: api.RenderCharge,
+		Cards: proc, Caps: decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		Log: log.Named("charge"), LockMargin: cfg.KeyLockMargin})
 	workersDone := startWorkers(ctx, log.Named("worker"), cfg, charges, db)
 

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestDeclinesAndReattempts(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k := g.key("m_decl", "checkout")
+	body := func(pm string) string {
+		return `{"amount":1000,"currency":"usd","payment_method":"` + pm + `","initiator":"merchant","customer":"cus_1"}`
+	}
+	errorOf := func(r reply) map[string]any {
+		t.Helper()
+		e, ok := r.json(t)["error"].(map[string]any)
+		if !ok {
+			t.Fatalf("got %d %s, want an error", r.status, r.body)
+		}
+		return e
+	}
+
+	// A never-class decline (Visa 41, lost card) blocks the card at this processor account for
+	// good: a new charge on it is refused without any attempt at the processor.
+	lost := g.charge(k, "d1", body("pm_sim_decline_lost_card_visa_41"))
+	if lost.status != 402 {
+		t.Fatalf("lost card: got %d %s", lost.status, lost.body)
+	}
+	d := lost.json(t)["decline"].(map[string]any)
+	re := d["reattempt"].(map[string]any)
+	if d["class"] != "never" || d["category"].(float64) != 1 || re["allowed"] != false || re["reason"] != "never_reattempt" {
+		t.Fatalf("lost card decline block: got %v", d)
+	}
+	before := len(g.ledger())
+	blocked := g.charge(k, "d2", body("pm_card_visa")) // the same card number, another payment method id
+	if blocked.status != 422 || errorOf(blocked)["code"] != "reattempt_not_allowed" || errorOf(blocked)["reason"] != "never_reattempt" {
+		t.Fatalf("charge on a blocked card: got %d %s, want 422 reattempt_not_allowed never_reattempt", blocked.status, blocked.body)
+	}
+	if after := len(g.ledger()); after != before {
+		t.Fatalf("a blocked card reached the processor: %d keys, want %d", after, before)
+	}
+
+	// A funds decline may be reattempted, on the schedule: not before +1 day.
+	funds := g.charge(k, "d3", body("pm_sim_decline_insufficient_funds_visa_51_card5"))
+	if funds.status != 402 {
+		t.Fatalf("funds: got %d %s", funds.status, funds.body)
+	}
+	fundsID := funds.json(t)["id"].(string)
+	early := g.do(http.MethodPost, "/v1/charges/"+fundsID+"/reattempt", k, map[string]string{"Idempotency-Key": "r1"}, "{}")
+	if early.status != 422 || errorOf(early)["reason"] != "too_early" {
+		t.Fatalf("reattempt before the first slot: got %d %s, want 422 too_early", early.status, early.body)
+	}
+	nb, err := time.Parse(time.RFC3339, errorOf(early)["not_before"].(string))
+	if err != nil || nb.Before(time.Now().Add(23*time.Hour)) {
+		t.Fatalf("not_before: got %v (%v), want about a day from now", errorOf(early)["not_before"], err)
+	}
+
+	// A fix-data decline clears only with new card data: another expiry of the same card.
+	expired := g.charge(k, "d4", body("pm_sim_decline_expired_card_visa_54_card7"))
+	if expired.status != 402 || expired.json(t)["decline"].(map[string]any)["class"] != "fix_data" {
+		t.Fatalf("expired card: got %d %s", expired.status, expired.body)
+	}
+	expiredID := expired.json(t)["id"].(string)
+	same := g.do(http.MethodPost, "/v1/charges/"+expiredID+"/reattempt", k, map[string]string{"Idempotency-Key": "r2"}, "{}")
+	if same.status != 422 || errorOf(same)["reason"] != "fix_data_first" {
+		t.Fatalf("reattempt with the same card data: got %d %s, want 422 fix_data_first", same.status, same.body)
+	}
+	fixed := g.do(http.MethodPost, "/v1/charges/"+expiredID+"/reattempt", k, map[string]string{"Idempotency-Key": "r3"},
+		`{"payment_method":"pm_sim_approve_visa_card7_exp0130"}`)
+	if fixed.status != 200 {
+		t.Fatalf("reattempt with a new expiry: got %d %s, want 200", fixed.status, fixed.body)
+	}
+	fc := fixed.json(t)
+	if fc["reattempt_of"] != expiredID || fc["id"] == expiredID {
+		t.Fatalf("reattempt: got %v, want a new charge with reattempt_of %s", fc, expiredID)
+	}
+	// A new charge under a new processor key: two keys, one effect each.
+	l := g.ledger()
+	if l["pg_"+expiredID] != 1 || l["pg_"+fc["id"].(string)] != 1 {
+		t.Fatalf("ledger: got %v", l)
+	}
+	// Only a declined charge can be reattempted; a replay of the same key answers the same.
+	if r := g.do(http.MethodPost, "/v1/charges/"+fc["id"].(string)+"/reattempt", k, map[string]string{"Idempotency-Key": "r4"}, "{}"); r.status != 409 {
+		t.Fatalf("reattempt of a succeeded charge: got %d %s, want 409", r.status, r.body)
+	}
+	if r := g.do(http.MethodPost, "/v1/charges/ch_nope/reattempt", k, map[string]string{"Idempotency-Key": "r5"}, "{}"); r.status != 404 {
+		t.Fatalf("reattempt of an unknown charge: got %d, want 404", r.status)
+	}
+}
