@@ -167,8 +167,13 @@ type Card struct {
 	ExpYear     int64
 }
 
-// ErrNotCard is returned by Card for a payment method that is not a card.
-var ErrNotCard = errors.New("processor: payment method is not a card")
+var (
+	// ErrNotCard is returned by Card for a payment method that is not a card.
+	ErrNotCard = errors.New("processor: payment method is not a card")
+	// ErrNoSuchPaymentMethod is returned by Card for a payment method the processor does
+	// not know.
+	ErrNoSuchPaymentMethod = errors.New("processor: no such payment method")
+)
 
 // Card returns the card behind a payment method (cached: a payment method's card never
 // changes).
@@ -179,6 +184,10 @@ func (c *Client) Card(ctx context.Context, paymentMethod string) (Card, error) {
 	params := &stripe.PaymentMethodParams{}
 	params.Context = ctx
 	pm, err := c.pm.Get(paymentMethod, params)
+	var se *stripe.Error
+	if errors.As(err, &se) && se.HTTPStatusCode == http.StatusNotFound {
+		return Card{}, fmt.Errorf("%w: %s", ErrNoSuchPaymentMethod, paymentMethod)
+	}
 	if err != nil {
 		return Card{}, fmt.Errorf("processor: payment method: %w", err)
 	}
