@@ -27,6 +27,7 @@ type Config struct {
 	Auth     Authenticator
 	Ready    Readiness
 	Charges  Charges
+	Jobs     DeadLetters
 	Limits   charge.Limits
 	Registry *prometheus.Registry // metrics registry served on /metrics
 	Gatherer prometheus.Gatherer  // defaults to Registry
@@ -58,6 +59,10 @@ func New(cfg Config) *echo.Echo {
 	v1.GET("/charges", h.list, checkout)
 	v1.GET("/charges/:id", h.get, checkout)
 	v1.POST("/charges/:id/reattempt", h.reattempt, checkout, limit)
+	operator := requireRole(apikey.RoleOperator)
+	jh := &jobHandlers{jobs: cfg.Jobs}
+	v1.GET("/jobs/dead", jh.dead, operator)
+	v1.POST("/jobs/:id/replay", jh.replay, operator)
 
 	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound })
 	return e

@@ -60,6 +60,19 @@ func cardOutcome(status Status, cl decline.Classification) *CardOutcome {
 	return nil
 }
 
+// DeclineOutcome returns, for charge c found declined at now with the issuer's evidence d
+// (by the processor's answer or by reconciliation), its decline block and what the decline
+// adds to the card's history.
+func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, now time.Time, caps decline.Caps) (json.RawMessage, *CardOutcome) {
+	var network string
+	if c.Card != nil {
+		network = c.Card.Network
+	}
+	cl := Classify(d, network)
+	co := cardOutcome(StatusDeclined, cl)
+	return declineBlock(c, d, cl, co, h, now, caps), co
+}
+
 // declineBlock renders the decline block of charge c, declined at now: the classification
 // and the network rules' verdict on reattempting the card in c's chain, over the card's
 // history with this decline added.

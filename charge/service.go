@@ -276,6 +276,9 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 // replay renders the current state) or a retryable failure (a retry runs again).
 func (s *Service) finish(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome) error {
 	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts, Card: co}
+	if c.Failure != nil {
+		fp.Reason = c.Failure.Code
+	}
 	switch {
 	case c.Status == StatusPending || c.Status == StatusProcessing:
 		fp.ResponseStatus = resp.Status

@@ -92,6 +92,9 @@ type FinishParams struct {
 	ResponseBody   []byte
 	// Card is what the outcome means for the card's history; nil leaves it unchanged.
 	Card *CardOutcome
+	// Actor and Reason go to the charge's audit trail with the change of state.
+	Actor  string
+	Reason string
 }
 
 // ListParams select a page of charges.

@@ -98,6 +98,13 @@ func recordDecision(ctx context.Context, tx pgx.Tx, c *charge.Charge, v decline.
 	return nil
 }
 
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func insertCardAttempt(ctx context.Context, tx pgx.Tx, c *charge.Charge, now time.Time) error {
 	_, err := tx.Exec(ctx, `
 		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at, outcome,
@@ -177,12 +184,16 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 		k AS (
 			UPDATE idempotency_keys SET charge_id = c.id, recovery_point = $20 FROM c
 			 WHERE merchant_id = $2 AND key = $21
+		),
+		ev AS (
+			INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
+			SELECT id, $19, 'gateway', 'created', NULLIF($25, ''), $22 FROM c
 		)
 		SELECT EXISTS (SELECT 1 FROM c)`,
 		c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
 		string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, c.Chain, meta,
 		c.ProcessorKey, c.ProcessorAccount, card.Fingerprint, card.Network, card.ExpMonth, card.ExpYear,
-		now, idempotency.PointCreated, p.Key, status, failCode, failRetry,
+		now, idempotency.PointCreated, p.Key, status, failCode, failRetry, deref(failCode),
 	).Scan(&created)
 	if err != nil {
 		return fmt.Errorf("store: create charge: %w", interpretError(err))

@@ -252,7 +252,17 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	err := db.statement(ctx, func(q querier) error {
 		return q.QueryRow(ctx, `
 		WITH cur AS (
-			SELECT attempts FROM charges WHERE id = $1 AND merchant_id = $2
+			SELECT attempts, status FROM charges WHERE id = $1 AND merchant_id = $2
+		),
+		ev AS (
+			INSERT INTO charge_events (charge_id, actor, action, reason, status_before, status_after)
+			SELECT $1, $31, 'outcome', NULLIF($32, ''), cur.status, $3 FROM cur WHERE cur.status IS DISTINCT FROM $3
+		),
+		rc AS (
+			-- An unknown outcome enters reconciliation: its first check is due shortly.
+			INSERT INTO reconciliations (charge_id, next_check_at)
+			SELECT $1, clock_timestamp() + $33::interval WHERE $3 = 'pending'
+			ON CONFLICT (charge_id) DO NOTHING
 		),
 		a AS (
 			INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class, http_status,
@@ -294,6 +304,7 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 			started, duration, timeout, class, httpStatus, code, requestID, retryAfter, backoff, tokensBefore, tokensAfter,
 			status, body, idempotency.PointFinished, p.Key,
 			cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached,
+			actorOr(p.Actor), p.Reason, db.firstCheck,
 		).Scan(&updated)
 	})
 	if err != nil {
@@ -303,6 +314,13 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 		return fmt.Errorf("store: finish charge %s: %w", c.ID, ErrNotFound)
 	}
 	return nil
+}
+
+func actorOr(a string) string {
+	if a == "" {
+		return "gateway"
+	}
+	return a
 }
 
 func firstStart(as []charge.Attempt) *time.Time {

@@ -22,15 +22,23 @@ type Executor interface {
 
 // DB is paygate's store on a PostgreSQL connection pool.
 type DB struct {
-	pool Executor
-	raw  *pgxpool.Pool // nil when the store runs inside a test transaction
+	pool       Executor
+	raw        *pgxpool.Pool // nil when the store runs inside a test transaction
+	firstCheck time.Duration // see Config.FirstCheckAfter
 }
+
+// DefaultFirstCheckAfter is how long after its outcome became unknown a charge is first
+// reconciled, by default.
+const DefaultFirstCheckAfter = 30 * time.Second
 
 // Config tunes the connection pool.
 type Config struct {
 	// MaxConns bounds the pool (default 16). No connection is ever held across a
 	// processor call, so a small pool serves many charges in flight.
 	MaxConns int32
+	// FirstCheckAfter is how long after its outcome became unknown a charge is first
+	// reconciled (DefaultFirstCheckAfter when zero).
+	FirstCheckAfter time.Duration
 }
 
 // Open connects to the database at url and checks that it answers.
@@ -53,12 +61,16 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
-	return &DB{pool: pool, raw: pool}, nil
+	fc := cfg.FirstCheckAfter
+	if fc <= 0 {
+		fc = DefaultFirstCheckAfter
+	}
+	return &DB{pool: pool, raw: pool, firstCheck: fc}, nil
 }
 
 // New wraps an existing pool or transaction; the caller keeps ownership of it.
 func New(e Executor) *DB {
-	db := &DB{pool: e}
+	db := &DB{pool: e, firstCheck: DefaultFirstCheckAfter}
 	if p, ok := e.(*pgxpool.Pool); ok {
 		db.raw = p
 	}

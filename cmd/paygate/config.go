@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/reconcile"
 )
 
 // config is paygate's configuration, read from the environment.
@@ -29,6 +30,13 @@ type config struct {
 	CompleterInterval time.Duration
 	// KeyLockMargin is added to a request's deadline to lock its idempotency key.
 	KeyLockMargin time.Duration
+	// ReadRate and SearchRate bound the processor reads of reconciliation, per process.
+	ReadRate   float64
+	SearchRate float64
+	// ReconcileSchedule is when a pending charge is checked, after its first send;
+	// ReconcileSweep how often due checks are enqueued.
+	ReconcileSchedule reconcile.Schedule
+	ReconcileSweep    time.Duration
 	// VisaReattempts30d is the Visa cap on reattempts of one card in any 30 days.
 	VisaReattempts30d int
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there, apart from the API.
@@ -61,6 +69,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		CompleterIdle:     time.Minute,
 		CompleterInterval: 10 * time.Second,
 		KeyLockMargin:     15 * time.Second,
+		ReconcileSweep:    5 * time.Second,
 	}
 	if needDB {
 		if c.DatabaseURL == "" {
@@ -121,6 +130,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		{"PAYGATE_COMPLETER_IDLE", &c.CompleterIdle},
 		{"PAYGATE_COMPLETER_INTERVAL", &c.CompleterInterval},
 		{"PAYGATE_KEY_LOCK_MARGIN", &c.KeyLockMargin},
+		{"PAYGATE_RECONCILE_SWEEP", &c.ReconcileSweep},
 	} {
 		if v := getenv(d.name); v != "" {
 			dur, err := time.ParseDuration(v)
@@ -129,6 +139,27 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 			}
 			*d.dst = dur
 		}
+	}
+	c.ReadRate, c.SearchRate = 50, 10
+	for _, r := range []struct {
+		name string
+		dst  *float64
+	}{{"PAYGATE_RECONCILE_READ_RATE", &c.ReadRate}, {"PAYGATE_RECONCILE_SEARCH_RATE", &c.SearchRate}} {
+		if v := getenv(r.name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 || f > 10000 {
+				return c, &configError{r.name, "must be a positive number of requests per second"}
+			}
+			*r.dst = f
+		}
+	}
+	c.ReconcileSchedule = reconcile.DefaultSchedule
+	if v := getenv("PAYGATE_RECONCILE_SCHEDULE"); v != "" {
+		sch, err := reconcile.ParseSchedule(v)
+		if err != nil || len(sch) == 0 {
+			return c, &configError{"PAYGATE_RECONCILE_SCHEDULE", "must be a schedule such as 30s,5m,1h,1d*7"}
+		}
+		c.ReconcileSchedule = sch
 	}
 	c.VisaReattempts30d = decline.DefaultVisaReattempts30d
 	if v := getenv("PAYGATE_VISA_REATTEMPTS_30D"); v != "" {

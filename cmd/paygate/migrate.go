@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/store"
 )
 
@@ -18,6 +19,15 @@ func runMigrate(ctx context.Context, args []string, stdout io.Writer, getenv fun
 	}
 	applied, err := store.Migrate(ctx, cfg.DatabaseURL)
 	if err != nil {
+		return err
+	}
+	// River's own tables: the durable job queue of the background work.
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: 2})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := jobs.Migrate(ctx, db.Pool()); err != nil {
 		return err
 	}
 	st, err := store.Migrations(ctx, cfg.DatabaseURL)

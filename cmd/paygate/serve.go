@@ -12,11 +12,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 
 	"github.com/paygate/paygate/api"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/janitor"
+	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/processor"
+	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/retry"
 	"github.com/paygate/paygate/sim"
 	"github.com/paygate/paygate/store"
@@ -52,7 +56,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if st.Pending() {
 		return fmt.Errorf("paygate: database schema at version %d, this binary needs %d: run `paygate migrate`", st.Current, st.Target)
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: cfg.DBMaxConns})
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: cfg.DBMaxConns, FirstCheckAfter: cfg.ReconcileSchedule[0]})
 	if err != nil {
 		return err
 	}
@@ -113,12 +117,50 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	charges := charge.NewService(charge.ServiceConfig{Store: db, Runner: runner, Render: api.RenderCharge,
 		Cards: proc, Caps: decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		Log: log.Named("charge"), LockMargin: cfg.KeyLockMargin})
-	workersDone := startWorkers(ctx, log.Named("worker"), cfg, charges, db)
+	workersDone := startWorkers(ctx, log.Named("worker"), cfg, charges)
+
+	// Durable background work on River: reconciliation of unknown outcomes and the reaper
+	// of expired idempotency keys.
+	registry := jobs.NewRegistry()
+	if err := jobs.AddKeyReaper(registry, log.Named("jobs"), time.Hour, func(ctx context.Context) (int, error) {
+		n, err := db.ReapKeys(ctx, keyRetention)
+		return int(n), err
+	}); err != nil {
+		return err
+	}
+	jan, err := janitor.New(janitor.Config{
+		Store: db,
+		Reconciler: reconcile.Config{
+			Account:       account,
+			Reads:         proc,
+			ReadLimiter:   rate.NewLimiter(rate.Limit(cfg.ReadRate), max(1, int(cfg.ReadRate/10))),
+			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
+			Policy:        reconcile.Policy{Schedule: cfg.ReconcileSchedule},
+		},
+		Caps:       decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
+		SweepEvery: cfg.ReconcileSweep,
+		Log:        log.Named("janitor"),
+	}, registry)
+	if err != nil {
+		return err
+	}
+	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{})
+	if err != nil {
+		return err
+	}
+	jan.Attach(queue)
+	if err := queue.RegisterMetrics(reg); err != nil {
+		return err
+	}
+	if err := queue.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("paygate: job queue: %w", err)
+	}
 
 	handler := api.New(api.Config{
 		Log:      log.Named("http"),
 		Auth:     api.NewCachedAuth(db, keyCacheTTL, 10000),
-		Ready:    db,
+		Ready:    readiness{db},
+		Jobs:     queue,
 		Charges:  charges,
 		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
 		Registry: reg,
@@ -162,6 +204,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)
 	<-workersDone
+	if qerr := queue.Stop(shutdownCtx); qerr != nil {
+		log.Warn("job queue stop", zap.Error(qerr))
+	}
 	stopSim()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("paygate: shutdown: %w", err)

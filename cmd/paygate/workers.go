@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/store"
 )
 
@@ -14,18 +15,15 @@ import (
 // final state: at least the 24 h the contract promises.
 const keyRetention = 25 * time.Hour
 
-// startWorkers runs the background work of serve until ctx ends: the completer of charges
-// left mid-flight and the reaper of expired idempotency keys. Every replica runs them; the
-// store's row locks keep two replicas off one charge. The returned channel closes when they
-// have stopped.
-func startWorkers(ctx context.Context, log *zap.Logger, cfg config, charges *charge.Service, db *store.DB) <-chan struct{} {
+// startWorkers runs the completer of charges left mid-flight until ctx ends. Every replica
+// runs it; the store's row locks keep two replicas off one charge. The returned channel
+// closes when it has stopped.
+func startWorkers(ctx context.Context, log *zap.Logger, cfg config, charges *charge.Service) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		complete := time.NewTicker(cfg.CompleterInterval)
 		defer complete.Stop()
-		reap := time.NewTicker(time.Hour)
-		defer reap.Stop()
 		for {
 			select {
 			case <-ctx.Done():
@@ -39,15 +37,18 @@ func startWorkers(ctx context.Context, log *zap.Logger, cfg config, charges *cha
 				} else if n > 0 {
 					log.Info("completer resumed charges", zap.Int("charges", n))
 				}
-			case <-reap.C:
-				n, err := db.ReapKeys(ctx, keyRetention)
-				if err != nil {
-					log.Error("reaping idempotency keys failed", zap.Error(err))
-				} else if n > 0 {
-					log.Info("reaped idempotency keys", zap.Int64("keys", n))
-				}
 			}
 		}
 	}()
 	return done
+}
+
+// readiness is ready when the store and the job queue's schema are.
+type readiness struct{ db *store.DB }
+
+func (r readiness) Ready(ctx context.Context) error {
+	if err := r.db.Ready(ctx); err != nil {
+		return err
+	}
+	return jobs.Current(ctx, r.db.Pool())
 }

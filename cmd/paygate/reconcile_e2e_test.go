@@ -1,0 +1,56 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestPendingChargesAreReconciled: an unknown outcome is answered 202 pending and resolved
+// later by reading what the processor has — never by a second charge; a poller repeating
+// the same request sees it settle.
+func TestPendingChargesAreReconciled(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1s,2s,3s,1h", "PAYGATE_RECONCILE_SWEEP", "1s")
+	k := g.key("m_recon", "checkout")
+
+	// The processor charged the card, then answered 500: the outcome is unknown.
+	g.script(`[{"status":500,"after_commit":true}]`)
+	first := g.charge(k, "rc1", visa)
+	if first.status != 202 || first.json(t)["status"] != "pending" {
+		t.Fatalf("500 after commit: got %d %s, want 202 pending", first.status, first.body)
+	}
+	id := first.json(t)["id"].(string)
+
+	// The request first answered 202 is answered with the charge's current state.
+	deadline := time.Now().Add(25 * time.Second)
+	for {
+		r := g.charge(k, "rc1", visa)
+		if r.status == 200 {
+			if r.json(t)["status"] != "succeeded" || r.json(t)["processor_ref"] == nil {
+				t.Fatalf("settled: got %s", r.body)
+			}
+			break
+		}
+		if r.status != 202 || time.Now().After(deadline) {
+			t.Fatalf("waiting for reconciliation: got %d %s", r.status, r.body)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if n := g.ledger()["pg_"+id]; n != 1 {
+		t.Fatalf("effects under pg_%s: got %d, want 1 (reconciliation never charges again)", id, n)
+	}
+
+	// A request the processor never executed stays pending: absence proves nothing until
+	// the key's retention has closed.
+	g.script(`[{"blackhole":true},{"blackhole":true},{"blackhole":true},{"blackhole":true}]`)
+	hole := g.charge(k, "rc2", visa, "Request-Timeout-Ms", "1200")
+	if hole.status != 202 {
+		t.Fatalf("blackhole: got %d %s, want 202", hole.status, hole.body)
+	}
+	time.Sleep(3 * time.Second)
+	got := g.do(http.MethodGet, "/v1/charges/"+hole.json(t)["id"].(string), k, nil, "")
+	if got.json(t)["status"] != "pending" {
+		t.Fatalf("a charge the processor never saw: got %s, want still pending", got.body)
+	}
+}

@@ -1,0 +1,241 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/reconcile"
+)
+
+// DueReconciliations returns up to limit charges whose next reconciliation check is due —
+// pending ones, and manually resolved ones whose schedule still runs — oldest due first.
+func (db *DB) DueReconciliations(ctx context.Context, limit int) ([]reconcile.Due, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT r.charge_id, c.merchant_id FROM reconciliations r JOIN charges c ON c.id = r.charge_id
+		 WHERE r.next_check_at <= clock_timestamp() AND (c.status = 'pending' OR r.manual_outcome IS NOT NULL)
+		 ORDER BY r.next_check_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: due reconciliations: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (reconcile.Due, error) {
+		var d reconcile.Due
+		err := r.Scan(&d.ChargeID, &d.MerchantID)
+		return d, err
+	})
+}
+
+// ReconcileTarget returns what reconciliation needs of a charge: its identity at the
+// processor, when its key was used, the operator's resolution and the earlier checks.
+func (db *DB) ReconcileTarget(ctx context.Context, chargeID string) (reconcile.Charge, string, charge.Status, error) {
+	var (
+		rc       reconcile.Charge
+		merchant string
+		status   charge.Status
+		first    *time.Time
+		last     *time.Time
+		manual   *string
+	)
+	err := db.pool.QueryRow(ctx, `
+		SELECT c.id, COALESCE(NULLIF(c.chain, c.id), ''), c.amount, c.currency, COALESCE(c.customer, ''), c.payment_method,
+			COALESCE(c.processor_account, ''), COALESCE(c.processor_ref, ''), c.created_at, c.first_sent_at,
+			(SELECT max(a.started_at) FROM charge_attempts a WHERE a.charge_id = c.id),
+			EXISTS (SELECT 1 FROM charge_attempts a WHERE a.charge_id = c.id AND a.class <> 'not_sent'),
+			r.manual_outcome, c.merchant_id, c.status
+		  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
+		 WHERE c.id = $1`, chargeID,
+	).Scan(&rc.ID, &rc.RootChargeID, &rc.Amount, &rc.Currency, &rc.Customer, &rc.PaymentMethod, &rc.Account,
+		&rc.ProcessorRef, &rc.CreatedAt, &first, &last, &rc.Written, &manual, &merchant, &status)
+	if err != nil {
+		return rc, "", "", fmt.Errorf("store: reconcile target: %w", interpretError(err))
+	}
+	if first != nil {
+		rc.FirstSentAt = *first
+	}
+	if last != nil {
+		rc.LastSentAt = *last
+	}
+	if manual != nil {
+		rc.Manual = reconcile.Outcome(*manual)
+	}
+	rows, err := db.pool.Query(ctx, `SELECT body FROM reconciliation_checks WHERE charge_id = $1 ORDER BY n`, chargeID)
+	if err != nil {
+		return rc, "", "", fmt.Errorf("store: reconciliation checks: %w", err)
+	}
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return rc, "", "", fmt.Errorf("store: reconciliation checks: %w", err)
+	}
+	for _, b := range bodies {
+		var chk reconcile.Check
+		if err := json.Unmarshal(b, &chk); err != nil {
+			return rc, "", "", fmt.Errorf("store: reconciliation check of %s: %w", chargeID, err)
+		}
+		rc.Checks = append(rc.Checks, chk)
+	}
+	return rc, merchant, status, nil
+}
+
+// CheckRecord is one reconciliation check to store, with what it changes.
+type CheckRecord struct {
+	ChargeID string
+	Check    reconcile.Check
+	// PaymentIntent is saved as the charge's processor_ref when it has none.
+	PaymentIntent string
+	// NextCheckAt schedules the next check; zero for none.
+	NextCheckAt time.Time
+	// Review puts (or keeps) the charge in the review queue with ReviewReason; Rank 1 puts
+	// it at the top (processor evidence contradicting a manual resolution).
+	Review       bool
+	ReviewReason string
+	Rank         int
+	// Resolve, when set, ends the charge: its new status and the fields that go with it.
+	Resolve *Resolution
+	// Actor goes to the audit trail.
+	Actor string
+}
+
+// Resolution is the outcome a check proved.
+type Resolution struct {
+	Status  charge.Status
+	Decline json.RawMessage
+	Failure *charge.Failure
+	Card    *charge.CardOutcome // the outcome for the card's history; nil drops its pending row
+	// Reopen puts a manually resolved charge back to pending (evidence contradicts it).
+	Reopen bool
+}
+
+// RecordCheck stores one reconciliation check and what it decided, in one transaction. It
+// returns reconcile.ErrStale when the charge already has a check with that number: another
+// reconciler recorded it first.
+func (db *DB) RecordCheck(ctx context.Context, r CheckRecord) error {
+	body, err := json.Marshal(r.Check)
+	if err != nil {
+		return fmt.Errorf("store: check body: %w", err)
+	}
+	var next *time.Time
+	if !r.NextCheckAt.IsZero() {
+		next = &r.NextCheckAt
+	}
+	err = db.InTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO reconciliation_checks (charge_id, n, at, kind, path, reason, body)
+			VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7)`,
+			r.ChargeID, r.Check.N, r.Check.At, string(r.Check.Decision.Kind), string(r.Check.Decision.Path),
+			string(r.Check.Decision.Reason), body)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			return reconcile.ErrStale
+		}
+		if err != nil {
+			return fmt.Errorf("store: record check: %w", err)
+		}
+		var status string
+		if err := tx.QueryRow(ctx, `SELECT status FROM charges WHERE id = $1 FOR UPDATE`, r.ChargeID).Scan(&status); err != nil {
+			return fmt.Errorf("store: lock charge: %w", interpretError(err))
+		}
+		if r.PaymentIntent != "" {
+			if _, err := tx.Exec(ctx, `UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`,
+				r.ChargeID, r.PaymentIntent); err != nil {
+				return fmt.Errorf("store: save processor_ref: %w", err)
+			}
+		}
+		inconclusive := r.Resolve == nil
+		_, err = tx.Exec(ctx, `
+			INSERT INTO reconciliations (charge_id, next_check_at, in_review, review_reason, review_rank, review_since,
+				checks, last_check_at, last_inconclusive_at)
+			VALUES ($1, $2, $3, NULLIF($4, ''), $5, CASE WHEN $3 THEN $6::timestamptz END, 1, $6,
+				CASE WHEN $7 THEN $6::timestamptz END)
+			ON CONFLICT (charge_id) DO UPDATE SET
+				next_check_at = EXCLUDED.next_check_at,
+				in_review = EXCLUDED.in_review,
+				review_reason = CASE WHEN EXCLUDED.in_review THEN EXCLUDED.review_reason END,
+				review_rank = CASE WHEN EXCLUDED.in_review THEN GREATEST(EXCLUDED.review_rank,
+					CASE WHEN reconciliations.in_review THEN reconciliations.review_rank ELSE 0 END) ELSE 0 END,
+				review_since = CASE WHEN NOT EXCLUDED.in_review THEN NULL
+					WHEN reconciliations.in_review THEN reconciliations.review_since ELSE EXCLUDED.review_since END,
+				checks = reconciliations.checks + 1,
+				last_check_at = EXCLUDED.last_check_at,
+				last_inconclusive_at = COALESCE(EXCLUDED.last_inconclusive_at, reconciliations.last_inconclusive_at)`,
+			r.ChargeID, next, r.Review, r.ReviewReason, r.Rank, r.Check.At, inconclusive)
+		if err != nil {
+			return fmt.Errorf("store: reconciliation state: %w", err)
+		}
+		if r.Review && status != string(charge.StatusPending) && (r.Resolve == nil || !r.Resolve.Reopen) {
+			// A charge an operator resolved stays resolved until evidence contradicts it.
+			return event(ctx, tx, r.ChargeID, actorOr(r.Actor), "review", r.ReviewReason, status, status, "", body)
+		}
+		if r.Resolve == nil {
+			if r.Review {
+				return event(ctx, tx, r.ChargeID, actorOr(r.Actor), "review", r.ReviewReason, status, status, "", body)
+			}
+			return nil
+		}
+		res := r.Resolve
+		var failCode *string
+		var failRetry *bool
+		if res.Failure != nil {
+			failCode, failRetry = &res.Failure.Code, &res.Failure.Retryable
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE charges SET status = $2, decline = COALESCE($3, decline), failure_code = $4, failure_retryable = $5,
+				updated_at = clock_timestamp(),
+				finalized_at = CASE WHEN $2 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END
+			 WHERE id = $1`,
+			r.ChargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry)
+		if err != nil {
+			return fmt.Errorf("store: resolve charge: %w", err)
+		}
+		if err := cardOutcomeTx(ctx, tx, r.ChargeID, res.Card); err != nil {
+			return err
+		}
+		action, reason := "resolved", string(r.Check.Decision.Path)
+		if res.Reopen {
+			action, reason = "reopened", r.ReviewReason
+		}
+		return event(ctx, tx, r.ChargeID, actorOr(r.Actor), action, reason, status, string(res.Status), "", body)
+	})
+	return err
+}
+
+func nullJSON(b json.RawMessage) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// cardOutcomeTx writes what a resolved outcome means for the card's history: the pending row
+// follows the outcome, or goes when the charge never reached the card network.
+func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.CardOutcome) error {
+	var err error
+	if co == nil {
+		_, err = tx.Exec(ctx, `DELETE FROM card_attempts WHERE charge_id = $1`, chargeID)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE card_attempts SET outcome = $2, class = NULLIF($3, ''), category = NULLIF($4, 0),
+			mac = NULLIF($5, 0), cap_reached = $6 WHERE charge_id = $1`,
+			chargeID, string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached)
+	}
+	if err != nil {
+		return fmt.Errorf("store: card history: %w", err)
+	}
+	return nil
+}
+
+// event appends to a charge's audit trail.
+func event(ctx context.Context, tx pgx.Tx, chargeID, actor, action, reason, before, after, note string, evidence []byte) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO charge_events (charge_id, actor, action, reason, status_before, status_after, note, evidence)
+		VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), NULLIF($6, ''), NULLIF($7, ''), $8)`,
+		chargeID, actor, action, reason, before, after, note, nullJSON(evidence))
+	if err != nil {
+		return fmt.Errorf("store: audit trail: %w", err)
+	}
+	return nil
+}
