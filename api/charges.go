@@ -15,6 +15,7 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
+	"github.com/paygate/paygate/store"
 )
 
 const (
@@ -26,6 +27,7 @@ type chargeHandlers struct {
 	charges Charges
 	limits  charge.Limits
 	log     *zap.Logger
+	review  Review
 }
 
 func (h *chargeHandlers) create(c echo.Context) error {
@@ -175,7 +177,19 @@ func (h *chargeHandlers) get(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, chargeView(ch, true))
+	v := chargeView(ch, true)
+	if h.review != nil {
+		events, rec, err := h.review.ChargeTrail(c.Request().Context(), p.MerchantID, ch.ID)
+		if err != nil {
+			return err
+		}
+		v.Events = events
+		if v.Events == nil {
+			v.Events = []store.Event{}
+		}
+		v.Reconciliation = rec
+	}
+	return c.JSON(http.StatusOK, v)
 }
 
 func (h *chargeHandlers) list(c echo.Context) error {
@@ -220,25 +234,27 @@ func strconvQuote(s string) string { return strconv.Quote(strings.ToValidUTF8(s,
 
 // chargeJSON is a charge as the API shows it.
 type chargeJSON struct {
-	ID             string            `json:"id"`
-	Object         string            `json:"object"`
-	Amount         int64             `json:"amount"`
-	Currency       string            `json:"currency"`
-	Status         charge.Status     `json:"status"`
-	Reference      *string           `json:"reference"`
-	Created        int64             `json:"created"`
-	ProcessorRef   *string           `json:"processor_ref"`
-	Attempts       int               `json:"attempts"`
-	IdempotencyKey string            `json:"idempotency_key"`
-	PaymentMethod  string            `json:"payment_method"`
-	Customer       *string           `json:"customer"`
-	Initiator      charge.Initiator  `json:"initiator"`
-	Reattempt      string            `json:"reattempt"`
-	ReattemptOf    *string           `json:"reattempt_of"`
-	Metadata       map[string]string `json:"metadata"`
-	Failure        *charge.Failure   `json:"failure,omitempty"`
-	Decline        json.RawMessage   `json:"decline,omitempty"`
-	AttemptsDetail []attemptJSON     `json:"attempts_detail,omitempty"`
+	ID             string                `json:"id"`
+	Object         string                `json:"object"`
+	Amount         int64                 `json:"amount"`
+	Currency       string                `json:"currency"`
+	Status         charge.Status         `json:"status"`
+	Reference      *string               `json:"reference"`
+	Created        int64                 `json:"created"`
+	ProcessorRef   *string               `json:"processor_ref"`
+	Attempts       int                   `json:"attempts"`
+	IdempotencyKey string                `json:"idempotency_key"`
+	PaymentMethod  string                `json:"payment_method"`
+	Customer       *string               `json:"customer"`
+	Initiator      charge.Initiator      `json:"initiator"`
+	Reattempt      string                `json:"reattempt"`
+	ReattemptOf    *string               `json:"reattempt_of"`
+	Metadata       map[string]string     `json:"metadata"`
+	Failure        *charge.Failure       `json:"failure,omitempty"`
+	Decline        json.RawMessage       `json:"decline,omitempty"`
+	AttemptsDetail []attemptJSON         `json:"attempts_detail,omitempty"`
+	Events         []store.Event         `json:"events,omitempty"`
+	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
 }
 
 type attemptJSON struct {

@@ -28,6 +28,8 @@ type Config struct {
 	Ready    Readiness
 	Charges  Charges
 	Jobs     DeadLetters
+	Review   Review
+	Recon    Reconciler
 	Limits   charge.Limits
 	Registry *prometheus.Registry // metrics registry served on /metrics
 	Gatherer prometheus.Gatherer  // defaults to Registry
@@ -52,17 +54,22 @@ func New(cfg Config) *echo.Echo {
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
 
 	v1 := e.Group("/v1", authenticate(cfg.Auth))
-	h := &chargeHandlers{charges: cfg.Charges, limits: cfg.Limits, log: cfg.Log}
+	h := &chargeHandlers{charges: cfg.Charges, limits: cfg.Limits, log: cfg.Log, review: cfg.Review}
 	checkout := requireRole(apikey.RoleCheckout)
 	limit := middleware.BodyLimit("64K")
 	v1.POST("/charges", h.create, checkout, limit)
-	v1.GET("/charges", h.list, checkout)
-	v1.GET("/charges/:id", h.get, checkout)
+	anyRole := requireRole(apikey.RoleCheckout, apikey.RoleOperator, apikey.RoleAuditor)
+	v1.GET("/charges", h.list, anyRole)
+	v1.GET("/charges/:id", h.get, anyRole)
 	v1.POST("/charges/:id/reattempt", h.reattempt, checkout, limit)
 	operator := requireRole(apikey.RoleOperator)
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)
 	v1.POST("/jobs/:id/replay", jh.replay, operator)
+	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon}
+	v1.GET("/review", rh.queue, operator)
+	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
+	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)
 
 	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound })
 	return e

@@ -23,17 +23,18 @@ func TestHealthAndAuth(t *testing.T) {
 	checkout := g.key("m_auth", "checkout")
 	auditor := g.key("m_auth", "auditor")
 	for _, tc := range []struct {
-		name, key  string
-		wantStatus int
-		wantCode   string
+		name, method, key string
+		wantStatus        int
+		wantCode          string
 	}{
-		{"no key", "", 401, "unauthorized"},
-		{"malformed key", "sk_live_nope", 401, "unauthorized"},
-		{"unknown key", "pgk_" + strings.Repeat("a", 52), 401, "unauthorized"},
-		{"wrong role", auditor, 403, "forbidden"},
-		{"checkout", checkout, 200, ""},
+		{"no key", http.MethodGet, "", 401, "unauthorized"},
+		{"malformed key", http.MethodGet, "sk_live_nope", 401, "unauthorized"},
+		{"unknown key", http.MethodGet, "pgk_" + strings.Repeat("a", 52), 401, "unauthorized"},
+		{"auditor cannot charge", http.MethodPost, auditor, 403, "forbidden"},
+		{"auditor reads", http.MethodGet, auditor, 200, ""},
+		{"checkout", http.MethodGet, checkout, 200, ""},
 	} {
-		r := g.do(http.MethodGet, "/v1/charges", tc.key, nil, "")
+		r := g.do(tc.method, "/v1/charges", tc.key, map[string]string{"Idempotency-Key": "auth"}, visa)
 		if r.status != tc.wantStatus {
 			t.Fatalf("%s: got %d %s, want %d", tc.name, r.status, r.body, tc.wantStatus)
 		}

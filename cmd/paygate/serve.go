@@ -161,6 +161,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Auth:     api.NewCachedAuth(db, keyCacheTTL, 10000),
 		Ready:    readiness{db},
 		Jobs:     queue,
+		Review:   db,
+		Recon:    jan,
 		Charges:  charges,
 		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
 		Registry: reg,

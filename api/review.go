@@ -1,0 +1,166 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/reconcile"
+	"github.com/paygate/paygate/store"
+)
+
+// Review is what the operator endpoints need: the review queue, the audit trail, manual
+// resolution (a *store.DB).
+type Review interface {
+	ReviewQueue(ctx context.Context, merchantID string, limit int) ([]store.ReviewItem, error)
+	ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]store.Event, *store.Reconciliation, error)
+	ManualResolve(ctx context.Context, m store.ManualResolution) (*charge.Charge, error)
+}
+
+// Reconciler runs one reconciliation check of a charge now (a *janitor.Janitor).
+type Reconciler interface {
+	Check(ctx context.Context, chargeID string) (reconcile.Check, error)
+}
+
+// resolveWindow is how recent the inconclusive reconciliation before a manual resolution
+// must be.
+const resolveWindow = 10 * time.Minute
+
+type reviewHandlers struct {
+	charges Charges
+	review  Review
+	recon   Reconciler
+}
+
+type reviewJSON struct {
+	Charge   chargeJSON      `json:"charge"`
+	Review   reviewState     `json:"review"`
+	Evidence json.RawMessage `json:"evidence"`
+}
+
+type reviewState struct {
+	Reason string    `json:"reason"`
+	Rank   int       `json:"rank"`
+	Since  time.Time `json:"since"`
+}
+
+// queue answers GET /v1/review.
+func (h *reviewHandlers) queue(c echo.Context) error {
+	p, _ := principalOf(c)
+	limit := 100
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return invalid("parameter_invalid", "limit", "limit must be an integer from 1 to 500")
+		}
+		limit = n
+	}
+	items, err := h.review.ReviewQueue(c.Request().Context(), p.MerchantID, limit)
+	if err != nil {
+		return err
+	}
+	data := make([]reviewJSON, 0, len(items))
+	for _, it := range items {
+		ev := it.Evidence
+		if len(ev) == 0 {
+			ev = json.RawMessage("null")
+		}
+		data = append(data, reviewJSON{Charge: chargeView(it.Charge, false),
+			Review: reviewState{Reason: it.Reason, Rank: it.Rank, Since: it.Since.UTC()}, Evidence: ev})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// reconcileNow answers POST /v1/charges/{id}/reconcile: the processor is queried now.
+func (h *reviewHandlers) reconcileNow(c echo.Context) error {
+	p, _ := principalOf(c)
+	id := c.Param("id")
+	if _, err := h.charges.Get(c.Request().Context(), p.MerchantID, id); errors.Is(err, charge.ErrNotFound) {
+		return errNotFound
+	} else if err != nil {
+		return err
+	}
+	chk, err := h.recon.Check(c.Request().Context(), id)
+	if err != nil {
+		return &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "processor_unavailable",
+			Message: "the processor could not be queried now; try again"}
+	}
+	ch, err := h.charges.Get(c.Request().Context(), p.MerchantID, id)
+	if err != nil {
+		return err
+	}
+	var check any = chk
+	if chk.N == 0 {
+		check = nil // the charge had settled: nothing to check
+	}
+	return c.JSON(http.StatusOK, map[string]any{"charge": chargeView(ch, true), "check": check})
+}
+
+type resolveBody struct {
+	Outcome *string `json:"outcome"`
+	Note    *string `json:"note"`
+}
+
+// resolve answers POST /v1/charges/{id}/resolve.
+func (h *reviewHandlers) resolve(c echo.Context) error {
+	p, _ := principalOf(c)
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var b resolveBody
+	if apiErr := decodeStrict(body, &b); apiErr != nil {
+		return apiErr
+	}
+	outcome := charge.Status(deref(b.Outcome))
+	switch outcome {
+	case charge.StatusSucceeded, charge.StatusDeclined, charge.StatusFailed:
+	case "":
+		return invalid(charge.CodeParameterMissing, "outcome", `outcome is required: "succeeded", "declined" or "failed"`)
+	default:
+		return invalid(charge.CodeParameterInvalid, "outcome", `outcome must be "succeeded", "declined" or "failed"`)
+	}
+	note := strings.TrimSpace(deref(b.Note))
+	if note == "" {
+		return invalid(charge.CodeParameterMissing, "note", "a note saying why is required")
+	}
+	if len(note) > 2000 {
+		return invalid(charge.CodeParameterInvalid, "note", "note must be at most 2000 characters")
+	}
+	if charge.ContainsCardNumber(note) {
+		return invalid(charge.CodeCardData, "note", "card data is not accepted")
+	}
+	ch, err := h.review.ManualResolve(c.Request().Context(), store.ManualResolution{
+		MerchantID: p.MerchantID, ChargeID: c.Param("id"), Outcome: outcome, Note: note,
+		Actor: "operator:" + p.KeyID, Within: resolveWindow,
+	})
+	switch {
+	case errors.Is(err, charge.ErrNotFound):
+		return errNotFound
+	case errors.Is(err, store.ErrReconcileFirst):
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "reconcile_first",
+			Message: "resolve only after a reconciliation in the last 10 minutes found nothing conclusive: POST /v1/charges/{id}/reconcile first"}
+	case errors.Is(err, store.ErrNotResolvable):
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_resolvable",
+			Message: "only a pending charge, or one in review, can be resolved by hand"}
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, chargeView(ch, false))
+}
+
+func readBody(c echo.Context) ([]byte, error) {
+	b, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return nil, toAPIError(err)
+	}
+	return b, nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestOperatorReviewAndManualResolution(t *testing.T) {
+	t.Parallel()
+	// Checks run only when asked (the first scheduled one is an hour away).
+	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h")
+	k := g.key("m_ops", "checkout")
+	op := g.key("m_ops", "operator")
+	aud := g.key("m_ops", "auditor")
+
+	// The processor is slow: the caller's deadline passes after the request was sent, and
+	// the charge takes effect 2 s later.
+	g.script(`[{"delay_ms":2000}]`)
+	r := g.charge(k, "ops1", visa, "Request-Timeout-Ms", "700")
+	if r.status != 202 {
+		t.Fatalf("timeout after send: got %d %s, want 202 pending", r.status, r.body)
+	}
+	id := r.json(t)["id"].(string)
+	path := "/v1/charges/" + id
+
+	// Roles: checkout keys cannot review, reconcile or resolve; auditors only read.
+	for _, tc := range []struct {
+		method, path, key string
+		want              int
+	}{
+		{http.MethodGet, "/v1/review", k, 403},
+		{http.MethodPost, path + "/reconcile", k, 403},
+		{http.MethodPost, path + "/resolve", k, 403},
+		{http.MethodPost, path + "/resolve", aud, 403},
+		{http.MethodGet, "/v1/jobs/dead", aud, 403},
+		{http.MethodGet, path, aud, 200},
+	} {
+		if got := g.do(tc.method, tc.path, tc.key, nil, `{"outcome":"failed","note":"x"}`); got.status != tc.want {
+			t.Fatalf("%s %s: got %d %s, want %d", tc.method, tc.path, got.status, got.body, tc.want)
+		}
+	}
+
+	// Resolving by hand needs a recent reconciliation that found nothing conclusive.
+	resolve := `{"outcome":"failed","note":"customer confirmed the order was abandoned"}`
+	if got := g.do(http.MethodPost, path+"/resolve", op, nil, resolve); got.status != 409 ||
+		got.json(t)["error"].(map[string]any)["code"] != "reconcile_first" {
+		t.Fatalf("resolve before any check: got %d %s, want 409 reconcile_first", got.status, got.body)
+	}
+	check := g.do(http.MethodPost, path+"/reconcile", op, nil, "")
+	if check.status != 200 || check.json(t)["charge"].(map[string]any)["status"] != "pending" {
+		t.Fatalf("reconcile now: got %d %s, want the charge still pending", check.status, check.body)
+	}
+	if got := g.do(http.MethodPost, path+"/resolve", op, nil, `{"outcome":"failed"}`); got.status != 400 {
+		t.Fatalf("resolve without a note: got %d, want 400", got.status)
+	}
+	done := g.do(http.MethodPost, path+"/resolve", op, nil, resolve)
+	if done.status != 200 || done.json(t)["status"] != "failed" {
+		t.Fatalf("manual resolution: got %d %s, want failed", done.status, done.body)
+	}
+
+	// The processor's evidence arrives later and contradicts the operator: the charge
+	// reopens at the top of the review queue.
+	time.Sleep(2500 * time.Millisecond)
+	again := g.do(http.MethodPost, path+"/reconcile", op, nil, "")
+	if again.status != 200 {
+		t.Fatalf("reconcile after the effect: got %d %s", again.status, again.body)
+	}
+	queue := g.do(http.MethodGet, "/v1/review", op, nil, "").json(t)["data"].([]any)
+	if len(queue) == 0 {
+		t.Fatal("review queue: empty, want the reopened charge")
+	}
+	top := queue[0].(map[string]any)
+	if top["charge"].(map[string]any)["id"] != id || top["review"].(map[string]any)["rank"].(float64) != 1 ||
+		top["review"].(map[string]any)["reason"] != "contradicts_manual_resolution" {
+		t.Fatalf("top of the review queue: got %v, want %s reopened with rank 1", top, id)
+	}
+
+	// The audit trail: every change, who, why, before and after.
+	trail := g.do(http.MethodGet, path, op, nil, "").json(t)
+	events := trail["events"].([]any)
+	var manual map[string]any
+	for _, e := range events {
+		if e.(map[string]any)["action"] == "manual_resolution" {
+			manual = e.(map[string]any)
+		}
+	}
+	if manual == nil || manual["status_before"] != "pending" || manual["status_after"] != "failed" ||
+		manual["note"] != "customer confirmed the order was abandoned" || manual["actor"] == "" {
+		t.Fatalf("audit trail: got %v, want the manual resolution with who, before, after and note", events)
+	}
+	if last := events[len(events)-1].(map[string]any); last["action"] != "reopened" {
+		t.Fatalf("last event: got %v, want reopened", last)
+	}
+
+	// The trail is append-only in the database itself.
+	conn, err := pgx.Connect(context.Background(), g.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE charge_events SET note = 'rewritten'`); err == nil {
+		t.Fatal("UPDATE of the audit trail succeeded")
+	}
+	if _, err := conn.Exec(context.Background(), `DELETE FROM charge_events`); err == nil {
+		t.Fatal("DELETE from the audit trail succeeded")
+	}
+}

@@ -1,0 +1,219 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/charge"
+)
+
+// ReviewItem is a charge waiting for a person, with why and the evidence gathered so far.
+type ReviewItem struct {
+	Charge   *charge.Charge
+	Reason   string
+	Rank     int
+	Since    time.Time
+	Evidence json.RawMessage // the last reconciliation check
+}
+
+// ReviewQueue returns the merchant's charges in review: the riskiest first (processor
+// evidence contradicting a manual resolution), then the oldest.
+func (db *DB) ReviewQueue(ctx context.Context, merchantID string, limit int) ([]ReviewItem, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT `+chargeColumns+`, COALESCE(r.review_reason, ''), r.review_rank, COALESCE(r.review_since, c.created_at),
+			(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1)
+		  FROM reconciliations r JOIN charges c ON c.id = r.charge_id
+		 WHERE r.in_review AND c.merchant_id = $1
+		 ORDER BY r.review_rank DESC, r.review_since, c.id
+		 LIMIT $2`, merchantID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: review queue: %w", err)
+	}
+	defer rows.Close()
+	var out []ReviewItem
+	for rows.Next() {
+		var it ReviewItem
+		c, err := scanCharge(rowWithTail{rows, []any{&it.Reason, &it.Rank, &it.Since, &it.Evidence}})
+		if err != nil {
+			return nil, err
+		}
+		it.Charge = c
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// rowWithTail scans a charge's columns followed by extra columns.
+type rowWithTail struct {
+	pgx.Row
+	tail []any
+}
+
+func (r rowWithTail) Scan(dest ...any) error { return r.Row.Scan(append(dest, r.tail...)...) }
+
+// Event is one entry of a charge's audit trail.
+type Event struct {
+	At           time.Time       `json:"at"`
+	Actor        string          `json:"actor"`
+	Action       string          `json:"action"`
+	Reason       string          `json:"reason,omitempty"`
+	StatusBefore string          `json:"status_before,omitempty"`
+	StatusAfter  string          `json:"status_after,omitempty"`
+	Note         string          `json:"note,omitempty"`
+	Evidence     json.RawMessage `json:"evidence,omitempty"`
+}
+
+// Reconciliation is a charge's reconciliation state and checks.
+type Reconciliation struct {
+	NextCheckAt   *time.Time        `json:"next_check_at"`
+	InReview      bool              `json:"in_review"`
+	ReviewReason  string            `json:"review_reason,omitempty"`
+	ManualOutcome string            `json:"manual_outcome,omitempty"`
+	Checks        []json.RawMessage `json:"checks"`
+}
+
+// ChargeTrail returns a merchant's charge's audit trail, oldest first, and its
+// reconciliation (nil when it never had one). It returns charge.ErrNotFound for a charge
+// of another merchant.
+func (db *DB) ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]Event, *Reconciliation, error) {
+	var ok bool
+	if err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM charges WHERE id = $1 AND merchant_id = $2)`,
+		chargeID, merchantID).Scan(&ok); err != nil {
+		return nil, nil, fmt.Errorf("store: charge trail: %w", err)
+	}
+	if !ok {
+		return nil, nil, charge.ErrNotFound
+	}
+	rows, err := db.pool.Query(ctx, `
+		SELECT at, actor, action, COALESCE(reason, ''), COALESCE(status_before, ''), COALESCE(status_after, ''),
+			COALESCE(note, ''), evidence
+		  FROM charge_events WHERE charge_id = $1 ORDER BY id`, chargeID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: charge events: %w", err)
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := r.Scan(&e.At, &e.Actor, &e.Action, &e.Reason, &e.StatusBefore, &e.StatusAfter, &e.Note, &e.Evidence)
+		return e, err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: charge events: %w", err)
+	}
+	var rec Reconciliation
+	err = db.pool.QueryRow(ctx, `SELECT next_check_at, in_review, COALESCE(review_reason, ''), COALESCE(manual_outcome, '')
+		FROM reconciliations WHERE charge_id = $1`, chargeID).Scan(&rec.NextCheckAt, &rec.InReview, &rec.ReviewReason, &rec.ManualOutcome)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return events, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: reconciliation: %w", err)
+	}
+	rows, err = db.pool.Query(ctx, `SELECT body FROM reconciliation_checks WHERE charge_id = $1 ORDER BY n`, chargeID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: reconciliation checks: %w", err)
+	}
+	checks, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: reconciliation checks: %w", err)
+	}
+	rec.Checks = make([]json.RawMessage, 0, len(checks))
+	for _, c := range checks {
+		rec.Checks = append(rec.Checks, c)
+	}
+	return events, &rec, nil
+}
+
+// ErrReconcileFirst is returned by ManualResolve when no reconciliation check in the
+// recent window found nothing conclusive: the processor must be asked first.
+var ErrReconcileFirst = errors.New("store: a recent reconciliation must have found nothing conclusive")
+
+// ErrNotResolvable is returned by ManualResolve for a charge that has an outcome and is not
+// in review.
+var ErrNotResolvable = errors.New("store: the charge is neither pending nor in review")
+
+// ManualResolution is an operator's resolution of a charge.
+type ManualResolution struct {
+	MerchantID string
+	ChargeID   string
+	Outcome    charge.Status // succeeded, declined or failed
+	Note       string
+	Actor      string        // who: "operator:" and the key id
+	Within     time.Duration // how recent the inconclusive reconciliation must be
+}
+
+// ManualResolve settles a pending (or in review) charge by hand, in one transaction, and
+// appends it to the audit trail with the state before and after and the last check's
+// evidence. The charge keeps its reconciliation schedule: processor evidence that
+// contradicts the resolution later reopens it at the top of the review queue.
+func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Charge, error) {
+	var out *charge.Charge
+	err := db.InTx(ctx, func(tx pgx.Tx) error {
+		var (
+			status       string
+			inReview     bool
+			inconclusive *time.Time
+			lastCheck    *time.Time
+			evidence     []byte
+			now          time.Time
+		)
+		err := tx.QueryRow(ctx, `
+			SELECT c.status, COALESCE(r.in_review, false), r.last_inconclusive_at, r.last_check_at, clock_timestamp(),
+				(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1)
+			  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
+			 WHERE c.id = $1 AND c.merchant_id = $2
+			 FOR UPDATE OF c`, m.ChargeID, m.MerchantID,
+		).Scan(&status, &inReview, &inconclusive, &lastCheck, &now, &evidence)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return charge.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("store: lock charge: %w", err)
+		}
+		if status != string(charge.StatusPending) && !inReview {
+			return ErrNotResolvable
+		}
+		if inconclusive == nil || lastCheck == nil || !inconclusive.Equal(*lastCheck) || now.Sub(*inconclusive) > m.Within {
+			return ErrReconcileFirst
+		}
+		var failCode *string
+		var failRetry *bool
+		if m.Outcome == charge.StatusFailed {
+			code, retry := "resolved_failed_by_operator", false
+			failCode, failRetry = &code, &retry
+		}
+		if _, err := tx.Exec(ctx, `
+			UPDATE charges SET status = $2, failure_code = $3, failure_retryable = $4, updated_at = $5, finalized_at = $5
+			 WHERE id = $1`, m.ChargeID, string(m.Outcome), failCode, failRetry, now); err != nil {
+			return fmt.Errorf("store: resolve charge: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `
+			UPDATE reconciliations SET manual_outcome = $2, manual_at = $3, in_review = false, review_rank = 0,
+				review_reason = NULL, review_since = NULL WHERE charge_id = $1`, m.ChargeID, string(m.Outcome), now); err != nil {
+			return fmt.Errorf("store: record manual resolution: %w", err)
+		}
+		var co *charge.CardOutcome
+		switch m.Outcome {
+		case charge.StatusSucceeded:
+			co = &charge.CardOutcome{Outcome: "approved"}
+		case charge.StatusDeclined:
+			co = &charge.CardOutcome{Outcome: "declined", Class: "generic"}
+		}
+		if err := cardOutcomeTx(ctx, tx, m.ChargeID, co); err != nil {
+			return err
+		}
+		if err := event(ctx, tx, m.ChargeID, m.Actor, "manual_resolution", "", status, string(m.Outcome), m.Note, evidence); err != nil {
+			return err
+		}
+		out, err = chargeByID(ctx, tx, m.MerchantID, m.ChargeID)
+		return err
+	})
+	if errors.Is(err, charge.ErrNotFound) {
+		return nil, charge.ErrNotFound
+	}
+	return out, err
+}
