@@ -188,6 +188,11 @@ func (h *chargeHandlers) get(c echo.Context) error {
 			v.Events = []store.Event{}
 		}
 		v.Reconciliation = rec
+		if ch.ReattemptOf != "" || ch.ReattemptMode == charge.ReattemptAuto || ch.NextReattemptAt != nil {
+			if v.Chain, err = h.review.Chain(c.Request().Context(), p.MerchantID, ch.Chain); err != nil {
+				return err
+			}
+		}
 	}
 	return c.JSON(http.StatusOK, v)
 }
@@ -255,6 +260,9 @@ type chargeJSON struct {
 	AttemptsDetail []attemptJSON         `json:"attempts_detail,omitempty"`
 	Events         []store.Event         `json:"events,omitempty"`
 	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
+	// Chain lists the charges of the reattempt chain, oldest first.
+	Chain           []store.ChainStep `json:"chain,omitempty"`
+	NextReattemptAt *time.Time        `json:"next_reattempt_at,omitempty"`
 }
 
 type attemptJSON struct {
@@ -285,6 +293,7 @@ func chargeView(c *charge.Charge, detail bool) chargeJSON {
 		Attempts: c.Attempts, IdempotencyKey: c.IdempotencyKey, PaymentMethod: c.PaymentMethod,
 		Customer: optional(c.Customer), Initiator: c.Initiator, Reattempt: string(c.ReattemptMode),
 		ReattemptOf: optional(c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
+		NextReattemptAt: c.NextReattemptAt,
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}

@@ -83,6 +83,8 @@ type Charge struct {
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 	AttemptsDetail   []Attempt
+	// NextReattemptAt is when the next step of an automatic reattempt chain is due.
+	NextReattemptAt *time.Time
 }
 
 // Failure says why a charge failed and whether the same request may be sent again.

@@ -70,13 +70,14 @@ func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, now time
 	}
 	cl := Classify(d, network)
 	co := cardOutcome(StatusDeclined, cl)
-	return declineBlock(c, d, cl, co, h, now, caps), co
+	blk, _ := declineBlock(c, d, cl, co, h, now, caps)
+	return blk, co
 }
 
 // declineBlock renders the decline block of charge c, declined at now: the classification
 // and the network rules' verdict on reattempting the card in c's chain, over the card's
 // history with this decline added.
-func declineBlock(c *Charge, d *processor.Decline, cl decline.Classification, co *CardOutcome, h decline.History, now time.Time, caps decline.Caps) json.RawMessage {
+func declineBlock(c *Charge, d *processor.Decline, cl decline.Classification, co *CardOutcome, h decline.History, now time.Time, caps decline.Caps) (json.RawMessage, decline.Verdict) {
 	blk := DeclineJSON{Code: cl.Code, Network: string(cl.Network), Category: int(cl.Category), Class: cl.Class, Evidence: d}
 	next := decline.Next{At: now, Chain: c.Chain}
 	if c.Card != nil {
@@ -98,5 +99,5 @@ func declineBlock(c *Charge, d *processor.Decline, cl decline.Classification, co
 		blk.Reattempt.RemainingInWindow = &r
 	}
 	out, _ := json.Marshal(blk) // DeclineJSON holds only marshalable fields
-	return out
+	return out, v
 }

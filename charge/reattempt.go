@@ -36,6 +36,11 @@ func (s *Service) Reattempt(ctx context.Context, p ReattemptParams) (Response, e
 	if err != nil {
 		return Response{}, err
 	}
+	return s.reattempt(ctx, orig, p, "")
+}
+
+// reattempt runs a reattempt of orig; id fixes the new charge's id (empty: a new one).
+func (s *Service) reattempt(ctx context.Context, orig *Charge, p ReattemptParams, id string) (Response, error) {
 	if orig.Status != StatusDeclined {
 		return Response{}, fmt.Errorf("%w: %s is %s", ErrNotDeclined, orig.ID, orig.Status)
 	}
@@ -61,5 +66,5 @@ func (s *Service) Reattempt(ctx context.Context, p ReattemptParams) (Response, e
 		chain = orig.ID
 	}
 	return s.create(ctx, CreateParams{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
-		Request: req, Timeout: p.Timeout}, orig.ID, chain)
+		Request: req, Timeout: p.Timeout, id: id}, orig.ID, chain)
 }

@@ -43,6 +43,8 @@ type CreateParams struct {
 	// Timeout is the caller's remaining deadline (Request-Timeout-Ms); the answer is
 	// decided within it.
 	Timeout time.Duration
+	// id fixes the new charge's id (a scheduled automatic reattempt); empty: a new one.
+	id string
 }
 
 // Response is an answer to a charge request: an HTTP status and its exact body.
@@ -125,7 +127,10 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 // create runs a keyed request for a new charge; reattemptOf and chain are set for a
 // reattempt of a declined charge.
 func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain string) (Response, error) {
-	id := NewID()
+	id := p.id
+	if id == "" {
+		id = NewID()
+	}
 	card, err := s.card(ctx, p.Request.PaymentMethod)
 	if err != nil {
 		return Response{}, err
@@ -255,8 +260,16 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	}
 	cl := Classify(out.Evidence, network)
 	co := cardOutcome(c.Status, cl)
+	var next *NextReattempt
 	if c.Status == StatusDeclined {
-		c.Decline = declineBlock(c, out.Evidence, cl, co, history, now.Add(time.Since(started)), s.caps)
+		var v decline.Verdict
+		declinedAt := now.Add(time.Since(started))
+		c.Decline, v = declineBlock(c, out.Evidence, cl, co, history, declinedAt, s.caps)
+		next = nextReattempt(c, v, declinedAt)
+		if next != nil {
+			at := next.At.UTC()
+			c.NextReattemptAt = &at
+		}
 	}
 	if out.ProcessorRef != "" {
 		c.ProcessorRef = out.ProcessorRef
@@ -266,7 +279,7 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	// Storing the outcome must not be cut short by the caller hanging up.
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelFinish()
-	if err := s.finish(finishCtx, merchantID, key, c, out.Attempts, resp, co); err != nil {
+	if err := s.finishNext(finishCtx, merchantID, key, c, out.Attempts, resp, co, next); err != nil {
 		return Response{}, err
 	}
 	return resp, nil
@@ -275,7 +288,11 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 // finish stores the outcome; the response is stored for replay unless it is a 202 (its
 // replay renders the current state) or a retryable failure (a retry runs again).
 func (s *Service) finish(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome) error {
-	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts, Card: co}
+	return s.finishNext(ctx, merchantID, key, c, attempts, resp, co, nil)
+}
+
+func (s *Service) finishNext(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome, next *NextReattempt) error {
+	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts, Card: co, Next: next}
 	if c.Failure != nil {
 		fp.Reason = c.Failure.Code
 	}

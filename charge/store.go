@@ -95,6 +95,15 @@ type FinishParams struct {
 	// Actor and Reason go to the charge's audit trail with the change of state.
 	Actor  string
 	Reason string
+	// Next is the next step of an automatic reattempt chain, persisted with the decline.
+	Next *NextReattempt
+}
+
+// NextReattempt is the next step of an automatic reattempt chain: the reattempt's charge id,
+// fixed before anything runs, and when the schedule allows it.
+type NextReattempt struct {
+	ChargeID string
+	At       time.Time
 }
 
 // ListParams select a page of charges.

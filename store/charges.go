@@ -21,7 +21,7 @@ const chargeColumns = `c.id, c.merchant_id, c.amount, c.currency, c.payment_meth
 	c.failure_retryable, c.decline, c.attempts, c.first_sent_at, c.created_at, c.updated_at,
 	COALESCE((SELECT k.key FROM idempotency_keys k WHERE k.charge_id = c.id ORDER BY k.created_at LIMIT 1), ''),
 	COALESCE(c.chain, c.id), c.card_fingerprint, COALESCE(c.card_network, ''), COALESCE(c.card_exp_month, 0),
-	COALESCE(c.card_exp_year, 0)`
+	COALESCE(c.card_exp_year, 0), c.next_reattempt_at`
 
 func scanCharge(row pgx.Row) (*charge.Charge, error) {
 	var (
@@ -37,7 +37,7 @@ func scanCharge(row pgx.Row) (*charge.Charge, error) {
 		&c.Reference, &c.Initiator, &c.ReattemptMode, &c.ReattemptOf, &meta, &c.Status,
 		&c.ProcessorKey, &c.ProcessorAccount, &c.ProcessorRef, &failCode,
 		&failRetry, &decline, &c.Attempts, &c.FirstSentAt, &c.CreatedAt, &c.UpdatedAt,
-		&c.IdempotencyKey, &c.Chain, &fpr, &card.Network, &card.ExpMonth, &card.ExpYear)
+		&c.IdempotencyKey, &c.Chain, &fpr, &card.Network, &card.ExpMonth, &card.ExpYear, &c.NextReattemptAt)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -248,6 +248,13 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	case c.Status == charge.StatusFailed:
 		cardOutcome = "none"
 	}
+	var (
+		nextID *string
+		nextAt *time.Time
+	)
+	if p.Next != nil {
+		nextID, nextAt = &p.Next.ChargeID, &p.Next.At
+	}
 	var updated bool
 	err := db.statement(ctx, func(q querier) error {
 		return q.QueryRow(ctx, `
@@ -280,7 +287,9 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 				failure_retryable = $7, decline = $8, attempts = attempts + $9,
 				first_sent_at = CASE WHEN $9 > 0 THEN COALESCE(first_sent_at, $10) ELSE first_sent_at END,
 				updated_at = clock_timestamp(),
-				finalized_at = CASE WHEN $3 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END
+				finalized_at = CASE WHEN $3 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
+				next_reattempt_id = COALESCE($34, next_reattempt_id),
+				next_reattempt_at = COALESCE($35, next_reattempt_at)
 			 WHERE id = $1 AND merchant_id = $2
 			RETURNING 1
 		),
@@ -304,7 +313,7 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 			started, duration, timeout, class, httpStatus, code, requestID, retryAfter, backoff, tokensBefore, tokensAfter,
 			status, body, idempotency.PointFinished, p.Key,
 			cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached,
-			actorOr(p.Actor), p.Reason, db.firstCheck,
+			actorOr(p.Actor), p.Reason, db.firstCheck, nextID, nextAt,
 		).Scan(&updated)
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/processor"
+	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/retry"
 	"github.com/paygate/paygate/sim"
@@ -144,11 +145,16 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{})
+	auto, err := reattempts.New(db, charges, log.Named("reattempts"), registry, cfg.ReconcileSweep)
+	if err != nil {
+		return err
+	}
+	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{ReplayGuard: replayGuard})
 	if err != nil {
 		return err
 	}
 	jan.Attach(queue)
+	auto.Attach(queue)
 	if err := queue.RegisterMetrics(reg); err != nil {
 		return err
 	}
@@ -163,6 +169,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Jobs:     queue,
 		Review:   db,
 		Recon:    jan,
+		Reports:  newReports(db, cfg),
 		Charges:  charges,
 		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
 		Registry: reg,

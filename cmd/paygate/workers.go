@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/store"
 )
 
@@ -51,4 +55,18 @@ func (r readiness) Ready(ctx context.Context) error {
 		return err
 	}
 	return jobs.Current(ctx, r.db.Pool())
+}
+
+// replayGuard decides whether a dead letter may be replayed. Every kind paygate runs is safe
+// to run again: a reconciliation check only reads; an automatic reattempt resumes under its
+// own inbound key, its charge is admitted again by the network caps if it does not exist
+// yet, and no write happens under a processor key past the 24 h rule (the charge engine
+// enforces it on every path). A kind this binary does not know is refused.
+func replayGuard(_ context.Context, kind string, _ json.RawMessage) error {
+	switch kind {
+	case janitor.CheckArgs{}.Kind(), janitor.SweepArgs{}.Kind(), reattempts.Args{}.Kind(),
+		reattempts.SweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
+		return nil
+	}
+	return fmt.Errorf("unknown job kind %q", kind)
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestAutomaticReattemptChain runs a subscription's decline schedule on River. The schedule
+// is days long: the test moves the card's history back in time instead of waiting.
+func TestAutomaticReattemptChain(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SWEEP", "1s")
+	k := g.key("m_auto", "checkout")
+	conn, err := pgx.Connect(context.Background(), g.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+
+	// A card that declines twice for insufficient funds, then approves.
+	body := `{"amount":1500,"currency":"usd","payment_method":"pm_sim_decline_insufficient_funds_visa_51_card9_first2",
+		"initiator":"merchant","customer":"cus_sub","reattempt":"auto"}`
+	first := g.charge(k, "sub-1", body)
+	if first.status != 402 || first.json(t)["next_reattempt_at"] == nil {
+		t.Fatalf("first decline: got %d %s, want 402 with the next automatic reattempt", first.status, first.body)
+	}
+	root := first.json(t)["id"].(string)
+
+	// advance moves the chain's history back by d and makes its scheduled step due now.
+	advance := func(d time.Duration) {
+		t.Helper()
+		ctx := context.Background()
+		if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - $2::interval WHERE chain = $1`, root, d); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE COALESCE(chain, id) = $1
+			AND next_reattempt_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM charges n WHERE n.id = charges.next_reattempt_id)`, root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chain := func(n int) []any {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			steps, _ := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)["chain"].([]any)
+			if len(steps) >= n {
+				last := steps[len(steps)-1].(map[string]any)
+				if last["status"] != "processing" {
+					return steps
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("chain: got %v, want %d steps", steps, n)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	advance(25 * time.Hour) // day +1
+	steps := chain(2)
+	if s := steps[1].(map[string]any); s["status"] != "declined" || s["reattempt_of"] != root || s["next_reattempt_at"] == nil {
+		t.Fatalf("second step: got %v, want declined with a next slot", s)
+	}
+	advance(49 * time.Hour) // day +3
+	steps = chain(3)
+	if s := steps[2].(map[string]any); s["status"] != "succeeded" || s["next_reattempt_at"] != nil {
+		t.Fatalf("third step: got %v, want succeeded, the chain over", s)
+	}
+	time.Sleep(2 * time.Second) // a sweep more: nothing else may run
+	if got := chain(3); len(got) != 3 {
+		t.Fatalf("after success: got %d steps, want 3", len(got))
+	}
+	// Each step is its own charge under its own processor key, one effect each.
+	for _, s := range steps {
+		if n := g.ledger()["pg_"+s.(map[string]any)["id"].(string)]; n != 1 {
+			t.Fatalf("step %v: %d effects, want 1", s, n)
+		}
+	}
+
+	// A never-class decline ends a chain at once.
+	lost := g.charge(k, "sub-2", `{"amount":1500,"currency":"usd","payment_method":"pm_sim_decline_lost_card_visa_41_card8",
+		"initiator":"merchant","customer":"cus_sub","reattempt":"auto"}`)
+	if lost.status != 402 || lost.json(t)["next_reattempt_at"] != nil {
+		t.Fatalf("never-class decline: got %d %s, want 402 with no next step", lost.status, lost.body)
+	}
+}

@@ -1,0 +1,146 @@
+// Package reattempts runs the automatic reattempt chains of merchant-initiated charges
+// created with "reattempt": "auto" (subscriptions), on River.
+//
+// When such a charge is declined, the charge engine persists, with the decline and in the
+// same statement, the next step of its chain: the reattempt's charge id — so its processor
+// key is fixed before anything runs — and the next slot of the decline class's schedule. A
+// periodic sweep enqueues each due step once (unique per declined charge); the job runs the
+// reattempt through the same charge engine, network caps and schedule as a merchant's own
+// reattempt. The chain stops on an approval, a never-class decline, fix data first, the
+// network cap or the end of the schedule. The job writes to the processor, so River runs it
+// once: a failure is a dead letter, and a deliberate replay resumes the same reattempt under
+// the same inbound key, never a second one.
+package reattempts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/store"
+)
+
+// Store finds the steps that are due.
+type Store interface {
+	DueReattempts(ctx context.Context, limit int) ([]store.DueReattempt, error)
+}
+
+// Engine runs one automatic reattempt (a *charge.Service).
+type Engine interface {
+	AutoReattempt(ctx context.Context, merchantID, declinedID, nextID string) (charge.Response, error)
+}
+
+// Inserter enqueues jobs (a *jobs.Queue).
+type Inserter interface {
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (jobs.Inserted, error)
+}
+
+// Args is the job that runs one step of an automatic chain.
+type Args struct {
+	DeclinedID string `json:"declined_id" river:"unique"`
+	MerchantID string `json:"merchant_id"`
+	NextID     string `json:"next_id"`
+}
+
+// Kind implements river.JobArgs.
+func (Args) Kind() string { return "auto_reattempt" }
+
+// SweepArgs is the periodic job that enqueues the due steps.
+type SweepArgs struct{}
+
+// Kind implements river.JobArgs.
+func (SweepArgs) Kind() string { return "auto_reattempt_sweep" }
+
+// Runner registers and feeds the automatic reattempt jobs.
+type Runner struct {
+	store  Store
+	engine Engine
+	log    *zap.Logger
+	queue  Inserter
+}
+
+// New registers the jobs on reg; call Attach with the queue once it exists.
+func New(st Store, engine Engine, log *zap.Logger, reg *jobs.Registry, sweepEvery time.Duration) (*Runner, error) {
+	r := &Runner{store: st, engine: engine, log: log}
+	if err := jobs.Add(reg, &worker{r: r}, jobs.WriteOnce()); err != nil {
+		return nil, err
+	}
+	if err := jobs.Add(reg, &sweeper{r: r}, jobs.Retryable(1)); err != nil {
+		return nil, err
+	}
+	if err := reg.Every(sweepEvery, SweepArgs{}, true); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Attach gives the runner its queue.
+func (r *Runner) Attach(q Inserter) { r.queue = q }
+
+// Sweep enqueues every due step once and returns how many it enqueued.
+func (r *Runner) Sweep(ctx context.Context) (int, error) {
+	if r.queue == nil {
+		return 0, errors.New("reattempts: no queue attached")
+	}
+	due, err := r.store.DueReattempts(ctx, 500)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range due {
+		opts, err := jobs.ForMerchant(&river.InsertOpts{UniqueOpts: jobs.UniquePerArgs()}, d.MerchantID)
+		if err != nil {
+			return n, err
+		}
+		ins, err := r.queue.Insert(ctx, Args{DeclinedID: d.DeclinedID, MerchantID: d.MerchantID, NextID: d.NextID}, opts)
+		if err != nil {
+			return n, fmt.Errorf("reattempts: enqueue %s: %w", d.DeclinedID, err)
+		}
+		if !ins.Duplicate {
+			n++
+		}
+	}
+	return n, nil
+}
+
+type sweeper struct {
+	river.WorkerDefaults[SweepArgs]
+	r *Runner
+}
+
+func (w *sweeper) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+	_, err := w.r.Sweep(ctx)
+	return err
+}
+
+type worker struct {
+	river.WorkerDefaults[Args]
+	r *Runner
+}
+
+// Timeout bounds one step: the retry loop's own deadline is far shorter.
+func (w *worker) Timeout(*river.Job[Args]) time.Duration { return time.Minute }
+
+func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	a := job.Args
+	resp, err := w.r.engine.AutoReattempt(ctx, a.MerchantID, a.DeclinedID, a.NextID)
+	var refused *charge.ReattemptRefusedError
+	if errors.As(err, &refused) {
+		// The network rules end the chain here: an answer, not a failure of the job.
+		w.r.log.Info("automatic reattempt chain stopped by the network rules", zap.String("charge_id", a.DeclinedID),
+			zap.String("reason", string(refused.Verdict.Reason)))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("automatic reattempt of %s: %w", a.DeclinedID, err)
+	}
+	w.r.log.Info("automatic reattempt", zap.String("charge_id", a.NextID), zap.String("reattempt_of", a.DeclinedID),
+		zap.Int("http_status", resp.Status))
+	return nil
+}

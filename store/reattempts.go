@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DueReattempt is the next step of an automatic reattempt chain whose slot has come.
+type DueReattempt struct {
+	DeclinedID string
+	MerchantID string
+	NextID     string
+}
+
+// DueReattempts returns up to limit automatic reattempts whose slot has come and whose
+// charge does not exist yet.
+func (db *DB) DueReattempts(ctx context.Context, limit int) ([]DueReattempt, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT c.id, c.merchant_id, c.next_reattempt_id FROM charges c
+		 WHERE c.next_reattempt_at <= clock_timestamp() AND c.status = 'declined'
+		   AND NOT EXISTS (SELECT 1 FROM charges n WHERE n.id = c.next_reattempt_id)
+		 ORDER BY c.next_reattempt_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: due reattempts: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (DueReattempt, error) {
+		var d DueReattempt
+		err := r.Scan(&d.DeclinedID, &d.MerchantID, &d.NextID)
+		return d, err
+	})
+}
+
+// ChainStep is one charge of a reattempt chain.
+type ChainStep struct {
+	ID              string     `json:"id"`
+	Status          string     `json:"status"`
+	Created         int64      `json:"created"`
+	ReattemptOf     *string    `json:"reattempt_of"`
+	NextReattemptAt *time.Time `json:"next_reattempt_at,omitempty"`
+}
+
+// Chain returns the charges of a merchant's reattempt chain, oldest first.
+func (db *DB) Chain(ctx context.Context, merchantID, chain string) ([]ChainStep, error) {
+	rows, err := db.pool.Query(ctx, `
+		SELECT id, status, created_at, reattempt_of, next_reattempt_at FROM charges
+		 WHERE merchant_id = $1 AND COALESCE(chain, id) = $2 ORDER BY created_at, id`, merchantID, chain)
+	if err != nil {
+		return nil, fmt.Errorf("store: chain: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ChainStep, error) {
+		var s ChainStep
+		var created time.Time
+		err := r.Scan(&s.ID, &s.Status, &created, &s.ReattemptOf, &s.NextReattemptAt)
+		s.Created = created.Unix()
+		return s, err
+	})
+}
