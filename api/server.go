@@ -30,6 +30,7 @@ type Config struct {
 	Jobs     DeadLetters
 	Review   Review
 	Recon    Reconciler
+	Reports  Reports
 	Limits   charge.Limits
 	Registry *prometheus.Registry // metrics registry served on /metrics
 	Gatherer prometheus.Gatherer  // defaults to Registry
@@ -62,6 +63,8 @@ func New(cfg Config) *echo.Echo {
 	v1.GET("/charges", h.list, anyRole)
 	v1.GET("/charges/:id", h.get, anyRole)
 	v1.POST("/charges/:id/reattempt", h.reattempt, checkout, limit)
+	reports := requireRole(apikey.RoleOperator, apikey.RoleAuditor)
+	v1.GET("/reports/reattempts", reattemptReport(cfg.Reports), reports)
 	operator := requireRole(apikey.RoleOperator)
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)

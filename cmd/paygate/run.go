@@ -21,6 +21,8 @@ commands:
                              create an API key and print it once
   keys list [--merchant M]   list keys (never their secrets)
   keys revoke ID             revoke a key
+  report reattempts [--from T] [--to T] [--format csv|json] [--merchant M]
+                             the reattempt audit report (RFC 3339 times; default the last 30 days)
   simulate FILE [--json] [--seed N] [--svg OUT]
                              the retry-policy simulator: the retry loop on a fake clock
   sim [--addr HOST:PORT] [--account ACCT]
@@ -46,6 +48,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = runMigrate(ctx, args[1:], stdout, getenv)
 	case "keys":
 		err = runKeys(ctx, args[1:], stdout, getenv)
+	case "report":
+		err = runReport(ctx, args[1:], stdout, getenv)
 	case "sim":
 		err = runSim(ctx, args[1:], stderr, getenv)
 	case "simulate":
