@@ -12,9 +12,6 @@ import (
 	"github.com/paygate/paygate/charge"
 )
 
-// maxBody is the largest request body accepted.
-const maxBody = 64 << 10
-
 // chargeBody is the JSON body of POST /v1/charges.
 type chargeBody struct {
 	Amount        json.RawMessage   `json:"amount"`
