@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"go.uber.org/zap"
 
@@ -39,11 +40,12 @@ type Config struct {
 
 // Janitor registers the reconciliation jobs on a job registry.
 type Janitor struct {
-	store Store
-	rec   *reconcile.Reconciler
-	caps  decline.Caps
-	log   *zap.Logger
-	queue Inserter
+	store  Store
+	rec    *reconcile.Reconciler
+	caps   decline.Caps
+	log    *zap.Logger
+	queue  Inserter
+	checks *prometheus.CounterVec
 }
 
 // Inserter enqueues jobs (a *jobs.Queue).
@@ -60,7 +62,11 @@ func New(cfg Config, reg *jobs.Registry) (*Janitor, error) {
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = 5 * time.Second
 	}
-	j := &Janitor{store: cfg.Store, caps: cfg.Caps, log: cfg.Log}
+	j := &Janitor{store: cfg.Store, caps: cfg.Caps, log: cfg.Log,
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "paygate", Name: "reconciliation_checks_total",
+			Help: "Reconciliation checks by decision (resolve, pending, review) and path (retrieve, list, search, absence).",
+		}, []string{"kind", "path"})}
 	rc := cfg.Reconciler
 	rc.Store = recorder{j}
 	if rc.Log == nil {
@@ -170,6 +176,7 @@ func (j *Janitor) Check(ctx context.Context, chargeID string) (reconcile.Check, 
 	if err != nil {
 		return chk, fmt.Errorf("janitor: reconcile %s: %w", chargeID, err)
 	}
+	j.checks.WithLabelValues(string(chk.Decision.Kind), string(chk.Decision.Path)).Inc()
 	j.log.Info("reconciliation check", zap.String("charge_id", chargeID), zap.Int("check", chk.N),
 		zap.String("kind", string(chk.Decision.Kind)), zap.String("path", string(chk.Decision.Path)),
 		zap.String("reason", string(chk.Decision.Reason)))

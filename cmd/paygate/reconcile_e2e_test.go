@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,5 +53,14 @@ func TestPendingChargesAreReconciled(t *testing.T) {
 	got := g.do(http.MethodGet, "/v1/charges/"+hole.json(t)["id"].(string), k, nil, "")
 	if got.json(t)["status"] != "pending" {
 		t.Fatalf("a charge the processor never saw: got %s, want still pending", got.body)
+	}
+
+	// Reconciliation is observable: pending count and age, review queue, checks by path.
+	m := string(g.do(http.MethodGet, "/metrics", "", nil, "").body)
+	for _, want := range []string{"paygate_pending_charges 1", "paygate_pending_oldest_seconds", "paygate_review_queue_size 0",
+		`paygate_reconciliation_checks_total{kind="resolve",path="list"} 1`, "paygate_jobs_dead"} {
+		if !strings.Contains(m, want) {
+			t.Fatalf("metrics lack %q", want)
+		}
 	}
 }

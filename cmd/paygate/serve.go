@@ -158,6 +158,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err := queue.RegisterMetrics(reg); err != nil {
 		return err
 	}
+	if err := jan.RegisterMetrics(reg, db); err != nil {
+		return err
+	}
 	if err := queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("paygate: job queue: %w", err)
 	}

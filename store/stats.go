@@ -1,0 +1,30 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ReconcileStats is the state of reconciliation across all merchants.
+type ReconcileStats struct {
+	Pending        int
+	OldestPending  time.Duration // age of the oldest pending charge; 0 when none
+	InReview       int
+	DeadReattempts int
+}
+
+// ReconcileStats counts pending charges, the age of the oldest, and the review queue.
+func (db *DB) ReconcileStats(ctx context.Context) (ReconcileStats, error) {
+	var s ReconcileStats
+	var oldest float64
+	err := db.pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM charges WHERE status = 'pending'),
+		       COALESCE((SELECT extract(epoch FROM clock_timestamp() - min(created_at)) FROM charges WHERE status = 'pending'), 0),
+		       (SELECT count(*) FROM reconciliations WHERE in_review)`).Scan(&s.Pending, &oldest, &s.InReview)
+	if err != nil {
+		return s, fmt.Errorf("store: reconcile stats: %w", err)
+	}
+	s.OldestPending = time.Duration(oldest * float64(time.Second))
+	return s, nil
+}
