@@ -89,3 +89,7 @@ printf "%-52s %12s %12s\n" "gateway RSS with 1000 charges in flight (MB)" "$(fie
 echo
 echo "== retry amplification: paygate's policy beside stripe-go's default and three nested layers of 3 (same populations)"
 go test ./policysim/ -run '^$' -bench Compare -benchtime 1x -count=1 | grep -vE '^(goos|goarch|pkg|cpu|PASS)'
+
+echo
+echo "== reconciliation: 10 000 pending charges through the retrieve path against the configured read rate"
+go test ./janitor/ -run '^$' -bench ReconcileRetrieve -benchtime 1x -count=1 | grep -E '^(reconciled|Benchmark)'

@@ -1,0 +1,9 @@
+package janitor
+
+import (
+	"testing"
+
+	"github.com/paygate/paygate/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
