@@ -123,7 +123,9 @@ func insertCardAttempt(ctx context.Context, tx pgx.Tx, c *charge.Charge, now tim
 // createCharge admits and creates the key's charge: under the card's lock, the network
 // rules decide on the database clock; an allowed charge is written with its pending card
 // attempt, so that a racing charge on the same card counts it.
-func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time.Time, out *charge.Begun) error {
+//
+// locked says that the caller holds the card's lock already.
+func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time.Time, out *charge.Begun, locked bool) error {
 	c := p.New
 	c.Card = p.Card
 	if c.Chain == "" {
@@ -141,14 +143,46 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 		code, retry := charge.CodeCardUnavailable, true
 		status, failCode, failRetry = "failed", &code, &retry
 	}
+	var verdict *decline.Verdict
 	if p.Admit != nil && c.Card != nil {
-		v, err := admit(ctx, tx, p.Admit, &c, now, out)
+		if !locked {
+			if err := cardLock(ctx, tx, c.ProcessorAccount, c.Card.Fingerprint); err != nil {
+				return err
+			}
+		}
+		h, err := cardHistory(ctx, tx, c.ProcessorAccount, c.Card.Fingerprint)
 		if err != nil {
 			return err
 		}
+		out.History = h
+		v := p.Admit(h, now)
 		if !v.Allowed {
+			if err := recordDecision(ctx, tx, &c, v, now); err != nil {
+				return err
+			}
 			out.Refused = &v
 			return release()
+		}
+		verdict = &v
+	}
+	// An allowed decision is recorded by the statement that creates the charge.
+	var (
+		decAllowed                bool
+		decRemaining              *int
+		decCounters               []byte
+		decNotBefore              *time.Time
+		decReason, decRule, decFP string
+	)
+	if verdict != nil {
+		decAllowed, decFP = true, c.Card.Fingerprint
+		decRemaining = &verdict.RemainingInWindow
+		decReason, decRule = string(verdict.Reason), string(verdict.Rule)
+		if !verdict.NotBefore.IsZero() {
+			decNotBefore = &verdict.NotBefore
+		}
+		var err error
+		if decCounters, err = json.Marshal(verdict.Counters); err != nil {
+			return err
 		}
 	}
 	meta := []byte("{}")
@@ -188,12 +222,19 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 		ev AS (
 			INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
 			SELECT id, $19, 'gateway', 'created', NULLIF($25, ''), $22 FROM c
+		),
+		d AS (
+			INSERT INTO reattempt_decisions (at, processor_account, fingerprint, network, merchant_id, charge_id, chain,
+				reattempt_of, allowed, reason, rule, not_before, remaining, counters)
+			SELECT $19, $14, $15, $16, $2, id, $11, NULLIF($10, ''), true, NULLIF($27, ''), NULLIF($28, ''), $29, $30, $31
+			  FROM c WHERE $26
 		)
 		SELECT EXISTS (SELECT 1 FROM c)`,
 		c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
 		string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, c.Chain, meta,
 		c.ProcessorKey, c.ProcessorAccount, card.Fingerprint, card.Network, card.ExpMonth, card.ExpYear,
 		now, idempotency.PointCreated, p.Key, status, failCode, failRetry, deref(failCode),
+		decAllowed && decFP != "", decReason, decRule, decNotBefore, decRemaining, decCounters,
 	).Scan(&created)
 	if err != nil {
 		return fmt.Errorf("store: create charge: %w", interpretError(err))

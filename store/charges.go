@@ -77,25 +77,49 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 	var out charge.Begun
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		out = charge.Begun{}
-		var now time.Time
-		if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
-			return err
+		// One round trip binds a new key and, when the request names a card, takes the
+		// card's lock (see admit): the common case then needs no more than the card's
+		// history and the insert of the charge.
+		var (
+			now      time.Time
+			inserted bool
+			account  string
+			cardFP   string
+		)
+		if p.Card != nil {
+			account, cardFP = p.New.ProcessorAccount, p.Card.Fingerprint
+		}
+		err := tx.QueryRow(ctx, `
+			WITH now AS (SELECT clock_timestamp() AS t),
+			k AS (
+				INSERT INTO idempotency_keys (merchant_id, key, fingerprint, recovery_point, locked_until, created_at, last_used_at)
+				SELECT $1, $2, $3, $4, now.t + $5::interval, now.t, now.t FROM now
+				ON CONFLICT DO NOTHING
+				RETURNING 1
+			),
+			l AS (
+				SELECT pg_advisory_xact_lock(hashtextextended($6 || '/' || $7, 7263)) WHERE $7 <> ''
+			)
+			SELECT now.t, EXISTS (SELECT 1 FROM k), (SELECT count(*) FROM l) FROM now`,
+			p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointStarted, p.LockFor, account, cardFP,
+		).Scan(&now, &inserted, new(int))
+		if err != nil {
+			return fmt.Errorf("store: bind key: %w", err)
 		}
 		out.Now = now
 		lockUntil := now.Add(p.LockFor)
-		tag, err := tx.Exec(ctx, `
-			INSERT INTO idempotency_keys (merchant_id, key, fingerprint, recovery_point, locked_until)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
-			p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointStarted, lockUntil)
-		if err != nil {
-			return fmt.Errorf("store: bind key: %w", err)
+		if inserted {
+			out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
+				RecoveryPoint: idempotency.PointStarted, LockedUntil: &lockUntil}
+			out.Verdict = idempotency.Proceed
+			return createCharge(ctx, tx, p, now, &out, true)
 		}
 		rec, err := lockKey(ctx, tx, p.MerchantID, p.Key)
 		if err != nil {
 			return err
 		}
 		out.Record = rec
-		if tag.RowsAffected() == 0 {
+		{
 			out.Verdict = idempotency.Decide(rec, p.Fingerprint, now)
 			if out.Verdict != idempotency.Proceed {
 				if rec.ChargeID != "" && out.Verdict != idempotency.Mismatch {
@@ -151,7 +175,7 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 			}
 			return nil
 		}
-		return createCharge(ctx, tx, p, now, &out)
+		return createCharge(ctx, tx, p, now, &out, true)
 	})
 	return out, err
 }

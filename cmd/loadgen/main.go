@@ -30,6 +30,7 @@ func main() {
 	inflight := flag.Int("inflight", 0, "send this many charges at once and report the RSS of -rss-pid while they are in flight")
 	rssPID := flag.Int("rss-pid", 0, "process whose RSS to report")
 	rate := flag.Float64("rate", 0, "open loop: requests per second (0: closed loop with -c clients)")
+	cards := flag.Int("cards", 1000, "distinct cards the charges are spread over (the network rules lock per card)")
 	flag.Parse()
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(*conc, *inflight) + 8, MaxConnsPerHost: 0}}
@@ -47,8 +48,9 @@ func main() {
 			req.Header.Set("Authorization", "Bearer sk_test_bench")
 			req.Header.Set("Idempotency-Key", fmt.Sprintf("bench_%d_%d", os.Getpid(), n))
 		default:
+			pm := fmt.Sprintf("pm_sim_approve_visa_card%d", 100000+n%int64(*cards))
 			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, *base+"/v1/charges",
-				strings.NewReader(`{"amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`))
+				strings.NewReader(`{"amount":1000,"currency":"usd","payment_method":"`+pm+`","initiator":"customer"}`))
 			req.Header.Set("Authorization", "Bearer "+*key)
 			req.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d-%d", os.Getpid(), n))
 			req.Header.Set("Request-Timeout-Ms", "30000")
