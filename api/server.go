@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/console"
 )
 
 // Charges is what the charges API needs from the charge engine.
@@ -74,6 +75,8 @@ func New(cfg Config) *echo.Echo {
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)
 
+	// The operator console: static pages that call the API with the operator's key.
+	e.Any("/ops*", echo.WrapHandler(console.Handler()))
 	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound })
 	return e
 }

@@ -30,7 +30,7 @@ func main() {
 	inflight := flag.Int("inflight", 0, "send this many charges at once and report the RSS of -rss-pid while they are in flight")
 	rssPID := flag.Int("rss-pid", 0, "process whose RSS to report")
 	rate := flag.Float64("rate", 0, "open loop: requests per second (0: closed loop with -c clients)")
-	cards := flag.Int("cards", 1000, "distinct cards the charges are spread over (the network rules lock per card)")
+	cards := flag.Int("cards", 1000, "distinct cards (at most 9999) the charges are spread over: the network rules lock per card")
 	flag.Parse()
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(*conc, *inflight) + 8, MaxConnsPerHost: 0}}
@@ -48,7 +48,7 @@ func main() {
 			req.Header.Set("Authorization", "Bearer sk_test_bench")
 			req.Header.Set("Idempotency-Key", fmt.Sprintf("bench_%d_%d", os.Getpid(), n))
 		default:
-			pm := fmt.Sprintf("pm_sim_approve_visa_card%d", 100000+n%int64(*cards))
+			pm := fmt.Sprintf("pm_sim_approve_visa_card%d", 1+n%int64(min(*cards, 9999)))
 			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, *base+"/v1/charges",
 				strings.NewReader(`{"amount":1000,"currency":"usd","payment_method":"`+pm+`","initiator":"customer"}`))
 			req.Header.Set("Authorization", "Bearer "+*key)
