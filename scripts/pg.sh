@@ -57,7 +57,10 @@ start)
       || as_owner "$initdb" -D "$dir/pgdata" -U paygate -A trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; exit 1; }
   fi
-  if ! as_owner "$pg_ctl" -D "$dir/pgdata" status >/dev/null 2>&1; then
+  if as_owner "$pg_ctl" -D "$dir/pgdata" status >/dev/null 2>&1; then
+    # Already running (an earlier run left it up): use it on the port it listens on.
+    port=$(sed -n 4p "$dir/pgdata/postmaster.pid")
+  else
     as_owner "$pg_ctl" -D "$dir/pgdata" -l "$dir/postgres.log" -w -t 30 start \
       -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=on -c synchronous_commit=on" >/dev/null \
       || { tail -20 "$dir/postgres.log" >&2; exit 1; }

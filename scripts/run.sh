@@ -9,6 +9,9 @@ source scripts/lib.sh
 mode=${1:-serve}
 if [ -z "${DATABASE_URL:-}" ]; then
   port=${PAYGATE_DEV_PG_PORT:-54329}
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    port=$(free_port) # another cluster holds the usual port; ours takes a free one
+  fi
   DATABASE_URL=$(scripts/pg.sh start .data/pg "$port")
   export DATABASE_URL
   trap 'scripts/pg.sh stop .data/pg' EXIT
