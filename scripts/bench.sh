@@ -6,14 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-if [ -z "${DATABASE_URL:-}" ]; then
-  tmp=$(mktemp -d -t paygate-bench.XXXXXX)
-  cleanup() { scripts/pg.sh stop "$tmp" || true; rm -rf "$tmp"; }
-  trap cleanup EXIT
-  port=$(free_port)
-  DATABASE_URL=$(scripts/pg.sh start "$tmp" "$port")
-  export DATABASE_URL
-fi
+throwaway_database bench
 
 echo "== retry budget: one decision (target <= 100 ns, 0 allocs uncontended; contended on 2 cores beside it)"
 go test ./retry/ -run '^$' -bench 'Budget' -benchmem -count=1 | grep -E '^(Benchmark|ok)'
@@ -26,7 +19,7 @@ D=${BENCH_SECONDS:-10}
 work=$(mktemp -d -t paygate-bench-run.XXXXXX)
 pids=()
 stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap 'stop_all; [ -n "${tmp:-}" ] && { scripts/pg.sh stop "$tmp" || true; rm -rf "$tmp"; }' EXIT
+on_exit stop_all
 
 base=${DATABASE_URL%%\?*}
 base=${base%/*}

@@ -13,3 +13,21 @@ free_port() {
   echo "paygate: no free port found" >&2
   return 1
 }
+
+# on_exit runs a command when the script exits, after the ones registered later (LIFO).
+exit_cmds=()
+on_exit() {
+  exit_cmds+=("$1")
+  trap 'for ((i = ${#exit_cmds[@]} - 1; i >= 0; i--)); do eval "${exit_cmds[i]}"; done' EXIT
+}
+
+# throwaway_database exports DATABASE_URL: the caller's, or a new cluster in a temporary
+# directory (named after $1) that is removed on exit.
+throwaway_database() {
+  [ -n "${DATABASE_URL:-}" ] && return 0
+  local tmp
+  tmp=$(mktemp -d -t "paygate-$1.XXXXXX")
+  on_exit "scripts/pg.sh stop '$tmp' || true; rm -rf '$tmp'"
+  DATABASE_URL=$(scripts/pg.sh start "$tmp" "$(free_port)")
+  export DATABASE_URL
+}

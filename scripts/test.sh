@@ -6,14 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-if [ -z "${DATABASE_URL:-}" ]; then
-  tmp=$(mktemp -d -t paygate-test.XXXXXX)
-  cleanup() { scripts/pg.sh stop "$tmp" || true; rm -rf "$tmp"; }
-  trap cleanup EXIT
-  port=$(free_port)
-  DATABASE_URL=$(scripts/pg.sh start "$tmp" "$port")
-  export DATABASE_URL
-fi
+throwaway_database test
 
 # stripe-mock checks that every request paygate sends is valid in Stripe's published API.
 gobin=$(go env GOPATH)/bin
