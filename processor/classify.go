@@ -179,10 +179,17 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		a.Outcome = out
 		return a
 	}
+	busy := status == http.StatusConflict && se.Code == stripe.ErrorCodeIdempotencyKeyInUse ||
+		status == http.StatusTooManyRequests && se.Code == stripe.ErrorCodeLockTimeout
 	switch h.Get("Stripe-Should-Retry") {
 	case "true":
 		out.Class = retry.ClassRetry
 		out.MaybeExecuted = maybeExecutedByStatus(status)
+		if busy {
+			// Another request under our key is running at the processor: retry after the
+			// short wait, and it may execute meanwhile.
+			out.Class, out.MaybeExecuted = retry.ClassBusy, true
+		}
 		a.Outcome = out
 		return a
 	case "false":
@@ -196,8 +203,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		return a
 	}
 	switch {
-	case status == http.StatusConflict && se.Code == stripe.ErrorCodeIdempotencyKeyInUse,
-		status == http.StatusTooManyRequests && se.Code == stripe.ErrorCodeLockTimeout:
+	case busy:
 		// Another request under our key is running at the processor: it may execute.
 		out.Class = retry.ClassBusy
 		out.MaybeExecuted = true

@@ -1,0 +1,110 @@
+package processor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/retry"
+	"github.com/paygate/paygate/sim"
+)
+
+// TestCreatePaymentAgainstTheSimulator drives the real stripe-go client through every fault
+// the simulator injects, and a decline of every class, and checks the classification the
+// retry loop will act on.
+func TestCreatePaymentAgainstTheSimulator(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		script      string
+		pm          string
+		timeout     time.Duration
+		wantClass   retry.Class
+		wantMaybe   bool
+		wantPI      bool
+		wantDecline string
+	}{
+		{"approved", ``, "pm_card_visa", 0, retry.ClassSuccess, false, true, ""},
+		{"503 before execution", `[{"status":503}]`, "pm_card_visa", 0, retry.ClassRetry, false, false, ""},
+		{"502", `[{"status":502}]`, "pm_card_visa", 0, retry.ClassRetry, true, false, ""},
+		{"429 with Retry-After", `[{"status":429,"retry_after":"30"}]`, "pm_card_visa", 0, retry.ClassRetryAfter, false, false, ""},
+		{"429 lock_timeout", `[{"status":429,"code":"lock_timeout"}]`, "pm_card_visa", 0, retry.ClassBusy, true, false, ""},
+		{"409 key in use", `[{"status":409}]`, "pm_card_visa", 0, retry.ClassBusy, true, false, ""},
+		{"500 after commit", `[{"status":500,"after_commit":true}]`, "pm_card_visa", 0, retry.ClassUnknownFinal, true, false, ""},
+		{"dropped response", `[{"drop_response":true}]`, "pm_card_visa", 0, retry.ClassOutcomeUnknown, true, false, ""},
+		{"blackhole: timeout after send", `[{"blackhole":true}]`, "pm_card_visa", 300 * time.Millisecond, retry.ClassOutcomeUnknown, true, false, ""},
+		{"slow: timeout after send", `[{"delay_ms":1000}]`, "pm_card_visa", 300 * time.Millisecond, retry.ClassOutcomeUnknown, true, false, ""},
+		{"refused after the request arrived", `[{"refuse":true},{"refuse":true}]`, "pm_card_visa", 0, retry.ClassOutcomeUnknown, true, false, ""},
+		{"invalid request", ``, "pm_no_such_method", 0, retry.ClassTerminal, false, false, ""},
+		{"never: lost card", ``, "pm_card_chargeDeclinedLostCard", 0, retry.ClassDecline, false, true, "lost_card"},
+		{"fix data: expired", ``, "pm_card_chargeDeclinedExpiredCard", 0, retry.ClassDecline, false, true, "expired_card"},
+		{"funds", ``, "pm_card_visa_chargeDeclinedInsufficientFunds", 0, retry.ClassDecline, false, true, "insufficient_funds"},
+		{"issuer transient", ``, "pm_card_chargeDeclinedProcessingError", 0, retry.ClassDecline, false, true, "processing_error"},
+		{"generic", ``, "pm_card_chargeDeclined", 0, retry.ClassDecline, false, true, "generic_decline"},
+		{"Mastercard advice code", ``, "pm_sim_decline_do_not_honor_mc_05_mac03", 0, retry.ClassDecline, false, true, "do_not_honor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupReads(t, -1)
+			if tc.script != "" {
+				steps, err := sim.ParseScript([]byte(tc.script))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := b.sim.SetScript(steps); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			a := b.client.CreatePayment(ctx, PaymentParams{Key: "pg_ch_" + tc.name, ChargeID: "ch_x", Amount: 1000,
+				Currency: "usd", PaymentMethod: tc.pm})
+			if a.Outcome.Class != tc.wantClass {
+				t.Fatalf("class: got %s (status %d, code %s, err %v), want %s", a.Outcome.Class, a.Outcome.HTTPStatus,
+					a.Outcome.ProcessorCode, a.Err, tc.wantClass)
+			}
+			if maybe := a.Outcome.MaybeExecuted || a.Outcome.Class.Executed(); maybe != tc.wantMaybe {
+				t.Fatalf("may have executed: got %v, want %v", maybe, tc.wantMaybe)
+			}
+			if (a.PaymentIntent != "") != tc.wantPI {
+				t.Fatalf("PaymentIntent id: got %q, want present=%v", a.PaymentIntent, tc.wantPI)
+			}
+			if tc.wantDecline != "" && (a.Decline == nil || a.Decline.DeclineCode != tc.wantDecline) {
+				t.Fatalf("decline: got %+v, want decline_code %s", a.Decline, tc.wantDecline)
+			}
+			if tc.name == "Mastercard advice code" && (a.Decline.NetworkAdviceCode != "03" || a.Decline.NetworkDeclineCode != "05") {
+				t.Fatalf("network codes from the raw JSON: got %+v, want MAC 03 and code 05", a.Decline)
+			}
+		})
+	}
+}
+
+// TestReplayedAnswers: after a dropped answer, the same key is answered from the
+// processor's store (Idempotent-Replayed): a success settles, and a stored 500 is final.
+func TestReplayedAnswers(t *testing.T) {
+	t.Parallel()
+	b := setupReads(t, -1)
+	steps, _ := sim.ParseScript([]byte(`[{"drop_response":true},{},{"status":500,"after_commit":true}]`))
+	if err := b.sim.SetScript(steps); err != nil {
+		t.Fatal(err)
+	}
+	p := PaymentParams{Key: "pg_ch_replay", ChargeID: "ch_replay", Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa"}
+	if a := b.client.CreatePayment(context.Background(), p); a.Outcome.Class != retry.ClassOutcomeUnknown {
+		t.Fatalf("dropped: got %s", a.Outcome.Class)
+	}
+	a := b.client.CreatePayment(context.Background(), p)
+	if a.Outcome.Class != retry.ClassSuccess || !a.Replayed {
+		t.Fatalf("same key again: got %s replayed=%v, want a replayed success", a.Outcome.Class, a.Replayed)
+	}
+	p500 := PaymentParams{Key: "pg_ch_stored500", ChargeID: "ch_stored500", Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa"}
+	if a := b.client.CreatePayment(context.Background(), p500); a.Outcome.Class != retry.ClassUnknownFinal {
+		t.Fatalf("500 after commit: got %s", a.Outcome.Class)
+	}
+	if a := b.client.CreatePayment(context.Background(), p500); a.Outcome.Class != retry.ClassStoredResult || !a.Replayed {
+		t.Fatalf("stored 500 replayed: got %s replayed=%v, want stored_result", a.Outcome.Class, a.Replayed)
+	}
+}
