@@ -88,3 +88,53 @@ func TestAutomaticReattemptChain(t *testing.T) {
 		t.Fatalf("never-class decline: got %d %s, want 402 with no next step", lost.status, lost.body)
 	}
 }
+
+// TestAutomaticReattemptScheduleToTheEnd: a card that keeps declining for lack of funds is
+// reattempted at every slot of the funds schedule (+1, +3, +5, +7, +10, +14 days), then the
+// chain stops with the schedule spent.
+func TestAutomaticReattemptScheduleToTheEnd(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SWEEP", "1s")
+	k := g.key("m_auto_end", "checkout")
+	conn, err := pgx.Connect(context.Background(), g.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	first := g.charge(k, "sub-end", `{"amount":900,"currency":"usd","payment_method":"pm_sim_decline_insufficient_funds_visa_51_card11",
+		"initiator":"merchant","customer":"cus_end","reattempt":"auto"}`)
+	if first.status != 402 {
+		t.Fatalf("first decline: got %d %s", first.status, first.body)
+	}
+	root := first.json(t)["id"].(string)
+	// The days between the slots of the funds schedule.
+	gaps := []time.Duration{24, 48, 48, 48, 72, 96}
+	for i, gap := range gaps {
+		ctx := context.Background()
+		if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - $2::interval WHERE chain = $1`, root, gap*time.Hour+time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE COALESCE(chain, id) = $1
+			AND next_reattempt_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM charges n WHERE n.id = charges.next_reattempt_id)`, root); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			steps, _ := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)["chain"].([]any)
+			if len(steps) == i+2 && steps[i+1].(map[string]any)["status"] == "declined" {
+				last := steps[i+1].(map[string]any)
+				if i < len(gaps)-1 && last["next_reattempt_at"] == nil {
+					t.Fatalf("step %d: the chain stopped early: %v", i+2, last)
+				}
+				if i == len(gaps)-1 && last["next_reattempt_at"] != nil {
+					t.Fatalf("the last slot scheduled another step: %v", last)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("slot %d: got chain %v", i+1, steps)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
