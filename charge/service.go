@@ -30,6 +30,9 @@ func (e *DuplicateReferenceError) Error() string {
 	return fmt.Sprintf("charge: reference already used by live charge %s", e.ChargeID)
 }
 
+// cardLookupTimeout bounds the read of a payment method's card before a charge.
+const cardLookupTimeout = 1500 * time.Millisecond
+
 // CodeKeyExpired is the failure code of a charge whose processor key can no longer be
 // written: a retry came after the processor's key retention.
 const CodeKeyExpired = "processor_key_expired"
@@ -131,7 +134,11 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	if id == "" {
 		id = NewID()
 	}
-	card, err := s.card(ctx, p.Request.PaymentMethod)
+	// The card lookup is a read of its own, bounded so that the charge keeps most of the
+	// caller's deadline.
+	cardCtx, cancelCard := context.WithTimeout(ctx, min(cardLookupTimeout, p.Timeout/3))
+	card, err := s.card(cardCtx, p.Request.PaymentMethod)
+	cancelCard()
 	if err != nil {
 		return Response{}, err
 	}
