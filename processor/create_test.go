@@ -108,3 +108,34 @@ func TestReplayedAnswers(t *testing.T) {
 		t.Fatalf("stored 500 replayed: got %s replayed=%v, want stored_result", a.Outcome.Class, a.Replayed)
 	}
 }
+
+// TestTransparentResendIsCounted: when a reused keep-alive connection is reset after the
+// request was written, Go's transport re-sends the request on a new connection by itself.
+// The adapter sees both writes: the attempt counts as sent (it may have executed) even
+// though one answer came back.
+func TestTransparentResendIsCounted(t *testing.T) {
+	t.Parallel()
+	b := setupReads(t, -1)
+	warm := b.client.CreatePayment(context.Background(), PaymentParams{Key: "pg_ch_warm", ChargeID: "ch_warm",
+		Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa"})
+	if warm.Outcome.Class != retry.ClassSuccess {
+		t.Fatalf("warm-up: got %s", warm.Outcome.Class)
+	}
+	steps, _ := sim.ParseScript([]byte(`[{"refuse":true},{}]`))
+	if err := b.sim.SetScript(steps); err != nil {
+		t.Fatal(err)
+	}
+	a := b.client.CreatePayment(context.Background(), PaymentParams{Key: "pg_ch_resend", ChargeID: "ch_resend",
+		Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa"})
+	if a.Outcome.Class != retry.ClassSuccess {
+		t.Fatalf("after a reset on a reused connection: got %s (%v)", a.Outcome.Class, a.Err)
+	}
+	if a.Writes != 2 {
+		t.Fatalf("writes: got %d, want 2 (the request and the transport's own re-send)", a.Writes)
+	}
+	for _, e := range b.sim.Ledger() {
+		if e.IdempotencyKey == "pg_ch_resend" && (e.Requests != 2 || e.Effects != 1) {
+			t.Fatalf("ledger: got %d requests and %d effects, want 2 and 1", e.Requests, e.Effects)
+		}
+	}
+}
