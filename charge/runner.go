@@ -57,16 +57,7 @@ func (r *LoopRunner) Account() string { return r.cfg.Account }
 // Run implements Runner: every attempt carries the charge's processor key, the loop runs
 // under the deadline of ctx, and the result is precise (see package retry).
 func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
-	params := processor.PaymentParams{
-		Key:           c.ProcessorKey,
-		ChargeID:      c.ID,
-		RootChargeID:  c.ReattemptOf,
-		Amount:        c.Amount,
-		Currency:      c.Currency,
-		PaymentMethod: c.PaymentMethod,
-		Customer:      c.Customer,
-		OffSession:    c.Initiator == InitiatorMerchant,
-	}
+	params := PaymentParamsOf(c)
 	log := r.cfg.Log.With(zap.String("charge_id", c.ID), zap.String("merchant_id", c.MerchantID))
 	op := retry.Operation{IdempotencyKey: c.ProcessorKey, Logger: log}
 	if r.cfg.Guards != nil {
@@ -128,6 +119,25 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 		out.Failure = &Failure{Code: code, Retryable: retryable}
 	}
 	return out
+}
+
+// PaymentParamsOf returns what the processor is asked for a charge. Every attempt and every
+// replay of the charge's key is built by it, so the request body is the same byte for byte.
+func PaymentParamsOf(c *Charge) processor.PaymentParams {
+	root := ""
+	if c.Chain != "" && c.Chain != c.ID {
+		root = c.Chain
+	}
+	return processor.PaymentParams{
+		Key:           c.ProcessorKey,
+		ChargeID:      c.ID,
+		RootChargeID:  root,
+		Amount:        c.Amount,
+		Currency:      c.Currency,
+		PaymentMethod: c.PaymentMethod,
+		Customer:      c.Customer,
+		OffSession:    c.Initiator == InitiatorMerchant,
+	}
 }
 
 func attemptsOf(rep retry.Report, requestIDs []string) []Attempt {

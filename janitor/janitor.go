@@ -35,7 +35,11 @@ type Config struct {
 	Caps       decline.Caps
 	// SweepEvery is how often due charges are enqueued (default 5 s).
 	SweepEvery time.Duration
-	Log        *zap.Logger
+	// Replay, when set, lets a check send a pending charge's request again under its own
+	// key when the reads found nothing and reconcile.CanReplay allows it. A check then
+	// writes, so River runs it once. Nil: reads only.
+	Replay Writer
+	Log    *zap.Logger
 }
 
 // Janitor registers the reconciliation jobs on a job registry.
@@ -69,6 +73,11 @@ func New(cfg Config, reg *jobs.Registry) (*Janitor, error) {
 		}, []string{"kind", "path"})}
 	rc := cfg.Reconciler
 	rc.Store = recorder{j}
+	policy := jobs.Retryable(5) // a check that only reads may run again
+	if cfg.Replay != nil {
+		rc.Replayer = replayer{store: cfg.Store, writer: cfg.Replay}
+		policy = jobs.WriteOnce()
+	}
 	if rc.Log == nil {
 		rc.Log = cfg.Log
 	}
@@ -77,8 +86,7 @@ func New(cfg Config, reg *jobs.Registry) (*Janitor, error) {
 		return nil, err
 	}
 	j.rec = rec
-	// A check only reads the processor (no replay is configured), so River may retry it.
-	if err := jobs.Add(reg, &checkWorker{j: j}, jobs.Retryable(5).InQueue(jobs.QueueReconcile)); err != nil {
+	if err := jobs.Add(reg, &checkWorker{j: j}, policy.InQueue(jobs.QueueReconcile)); err != nil {
 		return nil, err
 	}
 	if err := jobs.Add(reg, &sweepWorker{j: j}, jobs.Retryable(1)); err != nil {

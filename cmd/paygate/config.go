@@ -37,6 +37,8 @@ type config struct {
 	// ReconcileSweep how often due checks are enqueued.
 	ReconcileSchedule reconcile.Schedule
 	ReconcileSweep    time.Duration
+	// ReconcileReplay lets reconciliation replay a key the processor may have seen.
+	ReconcileReplay bool
 	// VisaReattempts30d is the Visa cap on reattempts of one card in any 30 days.
 	VisaReattempts30d int
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there, apart from the API.
@@ -160,6 +162,13 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 			return c, &configError{"PAYGATE_RECONCILE_SCHEDULE", "must be a schedule such as 30s,5m,1h,1d*7"}
 		}
 		c.ReconcileSchedule = sch
+	}
+	switch v := getenv("PAYGATE_RECONCILE_REPLAY"); v {
+	case "", "off":
+	case "on":
+		c.ReconcileReplay = true
+	default:
+		return c, &configError{"PAYGATE_RECONCILE_REPLAY", `must be "on" or "off"`}
 	}
 	c.VisaReattempts30d = decline.DefaultVisaReattempts30d
 	if v := getenv("PAYGATE_VISA_REATTEMPTS_30D"); v != "" {

@@ -64,3 +64,38 @@ func TestPendingChargesAreReconciled(t *testing.T) {
 		}
 	}
 }
+
+// TestReconciliationReplay: with replay on, a key the processor saw but never answered is
+// sent again, under the same key and with the same body, inside the 24 h rule; the charge
+// resolves by the replay path with one effect.
+func TestReconciliationReplay(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1s,2s,1h", "PAYGATE_RECONCILE_SWEEP", "1s",
+		"PAYGATE_RECONCILE_REPLAY", "on")
+	k := g.key("m_replay", "checkout")
+	g.script(`[{"blackhole":true}]`) // the one attempt the caller's deadline leaves room for
+	r := g.charge(k, "rp1", visa, "Request-Timeout-Ms", "1200")
+	if r.status != 202 {
+		t.Fatalf("blackhole: got %d %s, want 202", r.status, r.body)
+	}
+	id := r.json(t)["id"].(string)
+	deadline := time.Now().Add(25 * time.Second)
+	for {
+		c := g.do(http.MethodGet, "/v1/charges/"+id, k, nil, "").json(t)
+		if c["status"] == "succeeded" {
+			checks := c["reconciliation"].(map[string]any)["checks"].([]any)
+			last := checks[len(checks)-1].(map[string]any)["decision"].(map[string]any)
+			if last["path"] != "replay" {
+				t.Fatalf("resolution path: got %v, want replay", last)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the blackholed charge never resolved: %v", c)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if n := g.ledger()["pg_"+id]; n != 1 {
+		t.Fatalf("effects: got %d, want 1", n)
+	}
+}

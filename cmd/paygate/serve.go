@@ -129,8 +129,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}); err != nil {
 		return err
 	}
+	var replay janitor.Writer
+	if cfg.ReconcileReplay {
+		replay = proc
+	}
 	jan, err := janitor.New(janitor.Config{
-		Store: db,
+		Store:  db,
+		Replay: replay,
 		Reconciler: reconcile.Config{
 			Account:       account,
 			Reads:         proc,
