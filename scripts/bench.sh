@@ -52,7 +52,8 @@ pg_p99=$(cat "$work"/pgb.* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {i
 field() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
 gw_rate=$(field "$gw" rate | tr -d '/s'); gw_p50=$(field "$gw" p50_ms); gw_p99=$(field "$gw" p99_ms); gw_n=$(field "$gw" requests)
 if [ "$(field "$gw" errors)" != 0 ] || [ "$gw_n" = 0 ]; then
-  echo "gateway answered errors during the run: $gw (see $work/gateway.log)" >&2
+  echo "gateway answered errors during the run: $gw; its log ends:" >&2
+  tail -5 "$work/gateway.log" >&2
 fi
 sim_p50=$(field "$sim" p50_ms); sim_p99=$(field "$sim" p99_ms)
 
