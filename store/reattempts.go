@@ -46,7 +46,7 @@ type ChainStep struct {
 func (db *DB) Chain(ctx context.Context, merchantID, chain string) ([]ChainStep, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT id, status, created_at, reattempt_of, next_reattempt_at FROM charges
-		 WHERE merchant_id = $1 AND COALESCE(chain, id) = $2 ORDER BY created_at, id`, merchantID, chain)
+		 WHERE merchant_id = $1 AND (id = $2 OR (chain = $2 AND reattempt_of IS NOT NULL)) ORDER BY created_at, id`, merchantID, chain)
 	if err != nil {
 		return nil, fmt.Errorf("store: chain: %w", err)
 	}
