@@ -131,9 +131,11 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 	if c.Chain == "" {
 		c.Chain = c.ID
 	}
+	// release frees the key of a charge that is not created: it stays bound to the
+	// request's fingerprint, and names no charge.
 	release := func() error {
-		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL WHERE merchant_id = $1 AND key = $2`,
-			p.MerchantID, p.Key)
+		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL, charge_id = NULL, recovery_point = $3
+			WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key, idempotency.PointStarted)
 		return err
 	}
 	// Without its card the charge cannot be admitted: it is stored failed, retryably, and
@@ -216,8 +218,9 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 			SELECT id, $14, $15, $16, $2, $11, $19, 'pending', $17, $18 FROM c WHERE $15 <> ''
 		),
 		k AS (
+			-- A key seen before names its charge now; a new key named it when it was written.
 			UPDATE idempotency_keys SET charge_id = c.id, recovery_point = $20 FROM c
-			 WHERE merchant_id = $2 AND key = $21
+			 WHERE merchant_id = $2 AND key = $21 AND charge_id IS DISTINCT FROM c.id
 		),
 		ev AS (
 			INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)

@@ -92,8 +92,9 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 		err := tx.QueryRow(ctx, `
 			WITH now AS (SELECT clock_timestamp() AS t),
 			k AS (
-				INSERT INTO idempotency_keys (merchant_id, key, fingerprint, recovery_point, locked_until, created_at, last_used_at)
-				SELECT $1, $2, $3, $4, now.t + $5::interval, now.t, now.t FROM now
+				INSERT INTO idempotency_keys (merchant_id, key, fingerprint, charge_id, recovery_point, locked_until,
+					created_at, last_used_at)
+				SELECT $1, $2, $3, $8, $4, now.t + $5::interval, now.t, now.t FROM now
 				ON CONFLICT DO NOTHING
 				RETURNING 1
 			),
@@ -101,7 +102,7 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 				SELECT pg_advisory_xact_lock(hashtextextended($6 || '/' || $7, 7263)) WHERE $7 <> ''
 			)
 			SELECT now.t, EXISTS (SELECT 1 FROM k), (SELECT count(*) FROM l) FROM now`,
-			p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointStarted, p.LockFor, account, cardFP,
+			p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointCreated, p.LockFor, account, cardFP, p.New.ID,
 		).Scan(&now, &inserted, new(int))
 		if err != nil {
 			return fmt.Errorf("store: bind key: %w", err)
@@ -109,8 +110,9 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 		out.Now = now
 		lockUntil := now.Add(p.LockFor)
 		if inserted {
+			// The new key names the charge created below; a refusal releases it.
 			out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
-				RecoveryPoint: idempotency.PointStarted, LockedUntil: &lockUntil}
+				RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
 			out.Verdict = idempotency.Proceed
 			return createCharge(ctx, tx, p, now, &out, true)
 		}
