@@ -29,6 +29,7 @@ import (
 // Store finds the steps that are due.
 type Store interface {
 	DueReattempts(ctx context.Context, limit int) ([]store.DueReattempt, error)
+	EndChain(ctx context.Context, declinedID, reason string) error
 }
 
 // Engine runs one automatic reattempt (a *charge.Service).
@@ -132,9 +133,13 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	resp, err := w.r.engine.AutoReattempt(ctx, a.MerchantID, a.DeclinedID, a.NextID)
 	var refused *charge.ReattemptRefusedError
 	if errors.As(err, &refused) {
-		// The network rules end the chain here: an answer, not a failure of the job.
+		// The network rules end the chain here: an answer, not a failure of the job. The
+		// step is no longer due, so no sweep enqueues it again.
 		w.r.log.Info("automatic reattempt chain stopped by the network rules", zap.String("charge_id", a.DeclinedID),
 			zap.String("reason", string(refused.Verdict.Reason)))
+		if err := w.r.store.EndChain(ctx, a.DeclinedID, string(refused.Verdict.Reason)); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("end the chain of %s: %w", a.DeclinedID, err)
+		}
 		return nil
 	}
 	if err != nil {

@@ -58,3 +58,17 @@ func (db *DB) Chain(ctx context.Context, merchantID, chain string) ([]ChainStep,
 		return s, err
 	})
 }
+
+// EndChain stops an automatic reattempt chain at a declined charge whose next step the
+// network rules refused: the step is no longer due, and the audit trail says why.
+func (db *DB) EndChain(ctx context.Context, declinedID, reason string) error {
+	return db.InTx(ctx, func(tx pgx.Tx) error {
+		var status string
+		err := tx.QueryRow(ctx, `UPDATE charges SET next_reattempt_at = NULL WHERE id = $1 AND next_reattempt_at IS NOT NULL
+			RETURNING status`, declinedID).Scan(&status)
+		if err != nil {
+			return interpretError(err)
+		}
+		return event(ctx, tx, declinedID, "reattempts", "chain_stopped", reason, status, status, "", nil)
+	})
+}

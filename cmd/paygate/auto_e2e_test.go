@@ -138,3 +138,48 @@ func TestAutomaticReattemptScheduleToTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestAutomaticChainStopsWhenRefused: when the network rules refuse a chain's scheduled
+// step (the card was blocked meanwhile), the chain ends there, once.
+func TestAutomaticChainStopsWhenRefused(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SWEEP", "1s")
+	k := g.key("m_auto_stop", "checkout")
+	conn, err := pgx.Connect(context.Background(), g.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	first := g.charge(k, "stop-1", `{"amount":900,"currency":"usd","payment_method":"pm_sim_decline_insufficient_funds_visa_51_card12",
+		"initiator":"merchant","customer":"cus_stop","reattempt":"auto"}`)
+	if first.status != 402 || first.json(t)["next_reattempt_at"] == nil {
+		t.Fatalf("first decline: got %d %s", first.status, first.body)
+	}
+	root := first.json(t)["id"].(string)
+	// The same card is reported lost on another charge: a never-class decline blocks it.
+	if r := g.charge(k, "stop-2", `{"amount":900,"currency":"usd","payment_method":"pm_sim_decline_lost_card_visa_41_card12","initiator":"customer"}`); r.status != 402 {
+		t.Fatalf("lost card: got %d %s", r.status, r.body)
+	}
+	if _, err := conn.Exec(context.Background(), `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)
+		if c["next_reattempt_at"] == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chain did not stop: %v", c)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(2500 * time.Millisecond) // more sweeps: nothing more may be tried
+	var refused int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM reattempt_decisions WHERE chain = $1 AND NOT allowed`, root).Scan(&refused); err != nil {
+		t.Fatal(err)
+	}
+	if refused != 1 {
+		t.Fatalf("refused decisions for the chain: got %d, want 1", refused)
+	}
+}
