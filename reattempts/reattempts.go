@@ -145,6 +145,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return fmt.Errorf("automatic reattempt of %s: %w", a.DeclinedID, err)
 	}
+	if resp.Status >= 500 {
+		// Nothing reached the processor (it was unreachable): the step stays undone. The
+		// job ends as a dead letter, and a replay runs the same reattempt again.
+		return fmt.Errorf("automatic reattempt %s of %s: the processor was unavailable (HTTP %d)", a.NextID, a.DeclinedID, resp.Status)
+	}
 	w.r.log.Info("automatic reattempt", zap.String("charge_id", a.NextID), zap.String("reattempt_of", a.DeclinedID),
 		zap.Int("http_status", resp.Status))
 	return nil
