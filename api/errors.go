@@ -27,6 +27,7 @@ type Error struct {
 	Extra   map[string]any `json:"-"`
 }
 
+// Error returns the code and the message.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // body returns the envelope, with Extra fields beside the standard ones.

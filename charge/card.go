@@ -38,6 +38,7 @@ type ReattemptRefusedError struct {
 	Verdict decline.Verdict
 }
 
+// Error says why the rules refused the attempt, and from when it would be allowed.
 func (e *ReattemptRefusedError) Error() string {
 	if e.Verdict.NotBefore.IsZero() {
 		return fmt.Sprintf("charge: reattempt not allowed: %s", e.Verdict.Reason)

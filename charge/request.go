@@ -27,6 +27,7 @@ type ValidationError struct {
 	Message string
 }
 
+// Error names the parameter and the rule it broke.
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("charge: invalid %s: %s", e.Param, e.Message)
 }

@@ -26,6 +26,7 @@ type DuplicateReferenceError struct {
 	ChargeID string
 }
 
+// Error names the live charge holding the reference.
 func (e *DuplicateReferenceError) Error() string {
 	return fmt.Sprintf("charge: reference already used by live charge %s", e.ChargeID)
 }

@@ -45,6 +45,7 @@ type ReplayRefusedError struct {
 	Reason error
 }
 
+// Error names the job and why its replay was refused.
 func (e *ReplayRefusedError) Error() string {
 	return fmt.Sprintf("jobs: replay of job %d (%s) refused: %v", e.ID, e.Kind, e.Reason)
 }

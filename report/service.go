@@ -38,6 +38,7 @@ type QueryError struct {
 	Msg string
 }
 
+// Error names the parameter and what is wrong with it.
 func (e *QueryError) Error() string { return fmt.Sprintf("report: %s: %s", e.Param, e.Msg) }
 
 // Is makes errors.Is(err, ErrInvalidQuery) hold.
