@@ -121,20 +121,17 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 			return err
 		}
 		out.Record = rec
-		{
-			out.Verdict = idempotency.Decide(rec, p.Fingerprint, now)
-			if out.Verdict != idempotency.Proceed {
-				if rec.ChargeID != "" && out.Verdict != idempotency.Mismatch {
-					out.Charge, err = chargeByID(ctx, tx, p.MerchantID, rec.ChargeID)
-				}
-				return err
+		out.Verdict = idempotency.Decide(rec, p.Fingerprint, now)
+		if out.Verdict != idempotency.Proceed {
+			if rec.ChargeID != "" && out.Verdict != idempotency.Mismatch {
+				out.Charge, err = chargeByID(ctx, tx, p.MerchantID, rec.ChargeID)
 			}
-			if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = $3, last_used_at = $4
-				WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key, lockUntil, now); err != nil {
-				return fmt.Errorf("store: lock key: %w", err)
-			}
+			return err
 		}
-		out.Verdict = idempotency.Proceed
+		if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = $3, last_used_at = $4
+			WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key, lockUntil, now); err != nil {
+			return fmt.Errorf("store: lock key: %w", err)
+		}
 		if rec.ChargeID != "" {
 			out.Charge, err = chargeByID(ctx, tx, p.MerchantID, rec.ChargeID)
 			if err != nil {
@@ -162,8 +159,11 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 						return err
 					}
 					if !v.Allowed {
+						// Refused: the charge stays failed, and the key is free for a retry.
 						out.Refused = &v
-						return nil
+						_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL
+							WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key)
+						return err
 					}
 				}
 				dup, err := reopenCharge(ctx, tx, c)
