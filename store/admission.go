@@ -28,7 +28,7 @@ func cardLock(ctx context.Context, tx pgx.Tx, account, fingerprint string) error
 const maxCardHistory = 1000
 
 // cardHistory reads the card's attempts at the processor account, newest first.
-func cardHistory(ctx context.Context, q querier2, account, fingerprint string) (decline.History, error) {
+func cardHistory(ctx context.Context, q rowsQuerier, account, fingerprint string) (decline.History, error) {
 	rows, err := q.Query(ctx, `
 		SELECT charge_id, chain, at, outcome, COALESCE(class, ''), network, COALESCE(mac, 0),
 			COALESCE(exp_month, 0), COALESCE(exp_year, 0), cap_reached
@@ -51,7 +51,8 @@ func cardHistory(ctx context.Context, q querier2, account, fingerprint string) (
 	})
 }
 
-type querier2 interface {
+// rowsQuerier runs a query returning rows: a transaction or a pool.
+type rowsQuerier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
