@@ -27,17 +27,25 @@ func cardLock(ctx context.Context, tx pgx.Tx, account, fingerprint string) error
 // maxCardHistory bounds the attempts read for one card's decision.
 const maxCardHistory = 1000
 
+// cardHistorySQL reads the card's attempts at the processor account, newest first.
+const cardHistorySQL = `
+	SELECT charge_id, chain, at, outcome, COALESCE(class, ''), network, COALESCE(mac, 0),
+		COALESCE(exp_month, 0), COALESCE(exp_year, 0), cap_reached
+	  FROM card_attempts WHERE processor_account = $1 AND fingerprint = $2
+	 ORDER BY at DESC LIMIT $3`
+
 // cardHistory reads the card's attempts at the processor account, newest first.
 func cardHistory(ctx context.Context, q rowsQuerier, account, fingerprint string) (decline.History, error) {
-	rows, err := q.Query(ctx, `
-		SELECT charge_id, chain, at, outcome, COALESCE(class, ''), network, COALESCE(mac, 0),
-			COALESCE(exp_month, 0), COALESCE(exp_year, 0), cap_reached
-		  FROM card_attempts WHERE processor_account = $1 AND fingerprint = $2
-		 ORDER BY at DESC LIMIT $3`, account, fingerprint, maxCardHistory)
+	rows, err := q.Query(ctx, cardHistorySQL, account, fingerprint, maxCardHistory)
 	if err != nil {
 		return nil, fmt.Errorf("store: card history: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (decline.Attempt, error) {
+	return collectHistory(rows)
+}
+
+// collectHistory reads the rows of cardHistorySQL.
+func collectHistory(rows pgx.Rows) (decline.History, error) {
+	h, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (decline.Attempt, error) {
 		var (
 			a                    decline.Attempt
 			outcome, class, netw string
@@ -49,6 +57,10 @@ func cardHistory(ctx context.Context, q rowsQuerier, account, fingerprint string
 		a.Expiry = decline.Expiry{Year: year, Month: month}
 		return a, err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("store: card history: %w", err)
+	}
+	return h, nil
 }
 
 // rowsQuerier runs a query returning rows: a transaction or a pool.
@@ -75,9 +87,21 @@ func admit(ctx context.Context, tx pgx.Tx, decide func(decline.History, time.Tim
 }
 
 func recordDecision(ctx context.Context, tx pgx.Tx, c *charge.Charge, v decline.Verdict, now time.Time) error {
-	counters, err := json.Marshal(v.Counters)
+	st, err := decisionStmt(c, v, now)
 	if err != nil {
 		return err
+	}
+	if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
+		return fmt.Errorf("store: %s: %w", st.what, err)
+	}
+	return nil
+}
+
+// decisionStmt records a decision of the network rules on c.
+func decisionStmt(c *charge.Charge, v decline.Verdict, now time.Time) (stmt, error) {
+	counters, err := json.Marshal(v.Counters)
+	if err != nil {
+		return stmt{}, err
 	}
 	var notBefore *time.Time
 	if !v.NotBefore.IsZero() {
@@ -87,16 +111,12 @@ func recordDecision(ctx context.Context, tx pgx.Tx, c *charge.Charge, v decline.
 	if v.Allowed {
 		chargeID = &c.ID
 	}
-	_, err = tx.Exec(ctx, `
+	return stmt{what: "record reattempt decision", sql: `
 		INSERT INTO reattempt_decisions (at, processor_account, fingerprint, network, merchant_id, charge_id, chain,
 			reattempt_of, allowed, reason, rule, not_before, remaining, counters)
 		VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), NULLIF($8, ''), $9, NULLIF($10, ''), NULLIF($11, ''), $12, $13, $14)`,
-		now, c.ProcessorAccount, c.Card.Fingerprint, c.Card.Network, c.MerchantID, chargeID, c.Chain, c.ReattemptOf,
-		v.Allowed, string(v.Reason), string(v.Rule), notBefore, v.RemainingInWindow, counters)
-	if err != nil {
-		return fmt.Errorf("store: record reattempt decision: %w", err)
-	}
-	return nil
+		args: []any{now, c.ProcessorAccount, c.Card.Fingerprint, c.Card.Network, c.MerchantID, chargeID, c.Chain,
+			c.ReattemptOf, v.Allowed, string(v.Reason), string(v.Rule), notBefore, v.RemainingInWindow, counters}}, nil
 }
 
 func deref(s *string) string {
@@ -127,18 +147,97 @@ func insertCardAttempt(ctx context.Context, tx pgx.Tx, c *charge.Charge, now tim
 //
 // locked says that the caller holds the card's lock already.
 func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time.Time, out *charge.Begun, locked bool) error {
+	var hist decline.History
+	if p.Admit != nil && p.Card != nil {
+		if !locked {
+			if err := cardLock(ctx, tx, p.New.ProcessorAccount, p.Card.Fingerprint); err != nil {
+				return err
+			}
+		}
+		var err error
+		if hist, err = cardHistory(ctx, tx, p.New.ProcessorAccount, p.Card.Fingerprint); err != nil {
+			return err
+		}
+	}
+	plan, err := planCreation(p, now, hist, out)
+	if err != nil {
+		return err
+	}
+	for _, st := range plan.stmts {
+		if st.scan == nil {
+			_, err = tx.Exec(ctx, st.sql, st.args...)
+		} else {
+			err = tx.QueryRow(ctx, st.sql, st.args...).Scan(st.scan...)
+		}
+		if err != nil {
+			return fmt.Errorf("store: %s: %w", st.what, interpretError(err))
+		}
+	}
+	if plan.created != nil && !plan.res.created && plan.res.duplicateOf == "" {
+		if plan.res.duplicateOf, err = liveReference(ctx, tx, p.MerchantID, p.New.Reference); err != nil {
+			return err
+		}
+	}
+	plan.apply(out)
+	return nil
+}
+
+// stmt is one statement of a phase, with where its single row goes (nil: no row).
+type stmt struct {
+	what string
+	sql  string
+	args []any
+	scan []any
+}
+
+// creation is what a new charge's admission decided, as the statements that record it.
+type creation struct {
+	stmts []stmt
+	// created is the charge the statements create; nil when the rules refused it.
+	created *charge.Charge
+	refused *decline.Verdict
+	res     struct {
+		created     bool
+		duplicateOf string
+	}
+}
+
+// apply reports the creation's outcome in out once its statements ran.
+func (cr *creation) apply(out *charge.Begun) {
+	switch {
+	case cr.refused != nil:
+		out.Refused = cr.refused
+	case !cr.res.created:
+		out.DuplicateOf = cr.res.duplicateOf
+	default:
+		out.Created = true
+		out.Charge = cr.created
+		out.Record.ChargeID = cr.created.ID
+	}
+}
+
+// liveReference returns the live charge that carries a merchant's reference.
+func liveReference(ctx context.Context, q querier, merchantID, reference string) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT id FROM charges WHERE merchant_id = $1 AND reference = $2
+		AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`, merchantID, reference).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("store: find live reference: %w", interpretError(err))
+	}
+	return id, nil
+}
+
+// planCreation decides on the card's history (read under its lock) whether the key's new
+// charge may be attempted, and returns the statements that record the decision: a refusal
+// with the key released, or the charge with its key, card attempt, decision and audit
+// event. It runs no SQL itself, so that the statements can travel with the commit.
+func planCreation(p charge.BeginParams, now time.Time, hist decline.History, out *charge.Begun) (*creation, error) {
 	c := p.New
 	c.Card = p.Card
 	if c.Chain == "" {
 		c.Chain = c.ID
 	}
-	// release frees the key of a charge that is not created: it stays bound to the
-	// request's fingerprint, and names no charge.
-	release := func() error {
-		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL, charge_id = NULL, recovery_point = $3
-			WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key, idempotency.PointStarted)
-		return err
-	}
+	cr := &creation{}
 	// Without its card the charge cannot be admitted: it is stored failed, retryably, and
 	// a retry with the same key reads the card again.
 	status, failCode, failRetry := "processing", (*string)(nil), (*bool)(nil)
@@ -148,23 +247,20 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 	}
 	var verdict *decline.Verdict
 	if p.Admit != nil && c.Card != nil {
-		if !locked {
-			if err := cardLock(ctx, tx, c.ProcessorAccount, c.Card.Fingerprint); err != nil {
-				return err
-			}
-		}
-		h, err := cardHistory(ctx, tx, c.ProcessorAccount, c.Card.Fingerprint)
-		if err != nil {
-			return err
-		}
-		out.History = h
-		v := p.Admit(h, now)
+		out.History = hist
+		v := p.Admit(hist, now)
 		if !v.Allowed {
-			if err := recordDecision(ctx, tx, &c, v, now); err != nil {
-				return err
+			st, err := decisionStmt(&c, v, now)
+			if err != nil {
+				return nil, err
 			}
-			out.Refused = &v
-			return release()
+			// The key stays bound to the request's fingerprint, and names no charge.
+			cr.stmts = append(cr.stmts, st, stmt{what: "release key",
+				sql: `UPDATE idempotency_keys SET locked_until = NULL, charge_id = NULL, recovery_point = $3
+					WHERE merchant_id = $1 AND key = $2`,
+				args: []any{p.MerchantID, p.Key, idempotency.PointStarted}})
+			cr.refused = &v
+			return cr, nil
 		}
 		verdict = &v
 	}
@@ -185,82 +281,79 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 		}
 		var err error
 		if decCounters, err = json.Marshal(verdict.Counters); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	meta := []byte("{}")
 	if c.Metadata != nil {
 		var err error
 		if meta, err = json.Marshal(c.Metadata); err != nil {
-			return fmt.Errorf("store: charge metadata: %w", err)
+			return nil, fmt.Errorf("store: charge metadata: %w", err)
 		}
 	}
 	var card charge.Card
 	if c.Card != nil {
 		card = *c.Card
 	}
-	var created bool
-	err := tx.QueryRow(ctx, `
-		WITH c AS (
-			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
-				initiator, reattempt_mode, reattempt_of, chain, metadata, status, processor_key, processor_account,
-				card_fingerprint, card_network, card_exp_month, card_exp_year, created_at, updated_at,
-				failure_code, failure_retryable, finalized_at)
-			VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), $11, $12, $22,
-				$13, NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, ''), NULLIF($17, 0), NULLIF($18, 0), $19, $19,
-				$23, $24, CASE WHEN $22 = 'failed' THEN $19::timestamptz END)
-			ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
-			DO NOTHING
-			RETURNING id
-		),
-		a AS (
-			INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at, outcome,
-				exp_month, exp_year)
-			SELECT id, $14, $15, $16, $2, $11, $19, 'pending', $17, $18 FROM c WHERE $15 <> ''
-		),
-		k AS (
-			-- A key seen before names its charge now; a new key named it when it was written.
-			UPDATE idempotency_keys SET charge_id = c.id, recovery_point = $20 FROM c
-			 WHERE merchant_id = $2 AND key = $21 AND charge_id IS DISTINCT FROM c.id
-		),
-		ev AS (
-			INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
-			SELECT id, $19, 'gateway', 'created', NULLIF($25, ''), $22 FROM c
-		),
-		d AS (
-			INSERT INTO reattempt_decisions (at, processor_account, fingerprint, network, merchant_id, charge_id, chain,
-				reattempt_of, allowed, reason, rule, not_before, remaining, counters)
-			SELECT $19, $14, $15, $16, $2, id, $11, NULLIF($10, ''), true, NULLIF($27, ''), NULLIF($28, ''), $29, $30, $31
-			  FROM c WHERE $26
-		)
-		SELECT EXISTS (SELECT 1 FROM c)`,
-		c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
-		string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, c.Chain, meta,
-		c.ProcessorKey, c.ProcessorAccount, card.Fingerprint, card.Network, card.ExpMonth, card.ExpYear,
-		now, idempotency.PointCreated, p.Key, status, failCode, failRetry, deref(failCode),
-		decAllowed && decFP != "", decReason, decRule, decNotBefore, decRemaining, decCounters,
-	).Scan(&created)
-	if err != nil {
-		return fmt.Errorf("store: create charge: %w", interpretError(err))
-	}
-	if !created {
-		var id string
-		err := tx.QueryRow(ctx, `SELECT id FROM charges WHERE merchant_id = $1 AND reference = $2
-			AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`, c.MerchantID, c.Reference).Scan(&id)
-		if err != nil {
-			return fmt.Errorf("store: find live reference: %w", interpretError(err))
-		}
-		out.DuplicateOf = id
-		return release()
-	}
+	cr.stmts = append(cr.stmts, stmt{what: "create charge", sql: createChargeSQL,
+		args: []any{c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
+			string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, c.Chain, meta,
+			c.ProcessorKey, c.ProcessorAccount, card.Fingerprint, card.Network, card.ExpMonth, card.ExpYear,
+			now, idempotency.PointCreated, p.Key, status, failCode, failRetry, deref(failCode),
+			decAllowed && decFP != "", decReason, decRule, decNotBefore, decRemaining, decCounters,
+			idempotency.PointStarted},
+		scan: []any{&cr.res.created, &cr.res.duplicateOf}})
 	c.Status = charge.Status(status)
 	if failCode != nil {
 		c.Failure = &charge.Failure{Code: *failCode, Retryable: *failRetry}
 	}
 	c.IdempotencyKey = p.Key
 	c.CreatedAt, c.UpdatedAt = now, now
-	out.Created = true
-	out.Charge = &c
-	out.Record.ChargeID = c.ID
-	return nil
+	cr.created = &c
+	return cr, nil
 }
+
+// createChargeSQL creates an admitted charge with everything that goes with it, in one
+// statement. A charge whose reference is live on another charge is not created: the key is
+// then released (bound to the request's fingerprint, naming no charge) and the statement
+// returns the live charge's id when its snapshot sees it.
+const createChargeSQL = `
+	WITH c AS (
+		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
+			initiator, reattempt_mode, reattempt_of, chain, metadata, status, processor_key, processor_account,
+			card_fingerprint, card_network, card_exp_month, card_exp_year, created_at, updated_at,
+			failure_code, failure_retryable, finalized_at)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), $11, $12, $22,
+			$13, NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, ''), NULLIF($17, 0), NULLIF($18, 0), $19, $19,
+			$23, $24, CASE WHEN $22 = 'failed' THEN $19::timestamptz END)
+		ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
+		DO NOTHING
+		RETURNING id
+	),
+	a AS (
+		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at, outcome,
+			exp_month, exp_year)
+		SELECT id, $14, $15, $16, $2, $11, $19, 'pending', $17, $18 FROM c WHERE $15 <> ''
+	),
+	k AS (
+		-- A key seen before names its charge now; a new key named it when it was written.
+		UPDATE idempotency_keys SET charge_id = c.id, recovery_point = $20 FROM c
+		 WHERE merchant_id = $2 AND key = $21 AND charge_id IS DISTINCT FROM c.id
+	),
+	r AS (
+		UPDATE idempotency_keys SET locked_until = NULL, charge_id = NULL, recovery_point = $32
+		 WHERE merchant_id = $2 AND key = $21 AND NOT EXISTS (SELECT 1 FROM c)
+	),
+	ev AS (
+		INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
+		SELECT id, $19, 'gateway', 'created', NULLIF($25, ''), $22 FROM c
+	),
+	d AS (
+		INSERT INTO reattempt_decisions (at, processor_account, fingerprint, network, merchant_id, charge_id, chain,
+			reattempt_of, allowed, reason, rule, not_before, remaining, counters)
+		SELECT $19, $14, $15, $16, $2, id, $11, NULLIF($10, ''), true, NULLIF($27, ''), NULLIF($28, ''), $29, $30, $31
+		  FROM c WHERE $26
+	)
+	SELECT EXISTS (SELECT 1 FROM c),
+		COALESCE((SELECT l.id FROM charges l WHERE NOT EXISTS (SELECT 1 FROM c) AND l.merchant_id = $2
+			AND l.reference = $7 AND l.status IN ('processing', 'pending', 'succeeded') LIMIT 1), '')`

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/idempotency"
 )
 
@@ -73,7 +74,106 @@ func (db *DB) statement(ctx context.Context, fn func(q querier) error) error {
 	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return fn(tx) })
 }
 
+// bindKeySQL binds a new key to its request (naming the charge about to be created) and,
+// when the request names a card, takes the card's lock (see admit). It returns the
+// database clock and whether the key is new.
+const bindKeySQL = `
+	WITH now AS (SELECT clock_timestamp() AS t),
+	k AS (
+		INSERT INTO idempotency_keys (merchant_id, key, fingerprint, charge_id, recovery_point, locked_until,
+			created_at, last_used_at)
+		SELECT $1, $2, $3, $8, $4, now.t + $5::interval, now.t, now.t FROM now
+		ON CONFLICT DO NOTHING
+		RETURNING 1
+	),
+	l AS (
+		SELECT pg_advisory_xact_lock(hashtextextended($6 || '/' || $7, 7263)) WHERE $7 <> ''
+	)
+	SELECT now.t, EXISTS (SELECT 1 FROM k), (SELECT count(*) FROM l) FROM now`
+
 func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
+	for run := 0; ; run++ {
+		out, ok, err := db.beginNew(ctx, p)
+		if ok || (err != nil && (!retryableTxError(err) || run+1 >= maxTxRuns || ctx.Err() != nil)) {
+			return out, interpretError(err)
+		}
+		if err == nil {
+			break // the key exists: a retry of the request
+		}
+	}
+	return db.beginExisting(ctx, p)
+}
+
+// beginNew is the first phase of a request whose key is new, in two round trips: the
+// transaction's BEGIN travels with the key's insert, the card's lock and the card's
+// history; the charge (or the refusal) travels with the COMMIT. It reports false, having
+// changed nothing, when the key exists.
+func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (out charge.Begun, ok bool, err error) {
+	tx, err := db.pipeline(ctx)
+	if err != nil {
+		return out, false, err
+	}
+	defer tx.close(ctx)
+	var (
+		now      time.Time
+		inserted bool
+		account  string
+		cardFP   string
+		hist     decline.History
+	)
+	if p.Card != nil {
+		account, cardFP = p.New.ProcessorAccount, p.Card.Fingerprint
+	}
+	withHistory := p.Admit != nil && p.Card != nil
+	b := &pgx.Batch{}
+	b.Queue(bindKeySQL, p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointCreated, p.LockFor, account, cardFP, p.New.ID)
+	if withHistory {
+		b.Queue(cardHistorySQL, account, cardFP, maxCardHistory)
+	}
+	err = tx.send(ctx, b, false, func(br pgx.BatchResults) error {
+		if err := br.QueryRow().Scan(&now, &inserted, new(int)); err != nil {
+			return fmt.Errorf("store: bind key: %w", interpretError(err))
+		}
+		if !withHistory {
+			return nil
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("store: card history: %w", err)
+		}
+		hist, err = collectHistory(rows)
+		return err
+	})
+	if err != nil || !inserted {
+		return out, false, err
+	}
+	out.Now = now
+	lockUntil := now.Add(p.LockFor)
+	out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
+		RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
+	out.Verdict = idempotency.Proceed
+	plan, err := planCreation(p, now, hist, &out)
+	if err != nil {
+		return out, false, err
+	}
+	b = &pgx.Batch{}
+	queue(b, plan.stmts)
+	if err := tx.send(ctx, b, true, func(br pgx.BatchResults) error { return readStmts(br, plan.stmts) }); err != nil {
+		return charge.Begun{}, false, err
+	}
+	if plan.created != nil && !plan.res.created && plan.res.duplicateOf == "" {
+		// The live charge committed after the statement's snapshot was taken.
+		if plan.res.duplicateOf, err = liveReference(ctx, db.pool, p.MerchantID, p.New.Reference); err != nil {
+			return charge.Begun{}, false, err
+		}
+	}
+	plan.apply(&out)
+	return out, true, nil
+}
+
+// beginExisting is the first phase of a request whose key was seen before, in one
+// transaction.
+func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
 	var out charge.Begun
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		out = charge.Begun{}
@@ -89,19 +189,7 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 		if p.Card != nil {
 			account, cardFP = p.New.ProcessorAccount, p.Card.Fingerprint
 		}
-		err := tx.QueryRow(ctx, `
-			WITH now AS (SELECT clock_timestamp() AS t),
-			k AS (
-				INSERT INTO idempotency_keys (merchant_id, key, fingerprint, charge_id, recovery_point, locked_until,
-					created_at, last_used_at)
-				SELECT $1, $2, $3, $8, $4, now.t + $5::interval, now.t, now.t FROM now
-				ON CONFLICT DO NOTHING
-				RETURNING 1
-			),
-			l AS (
-				SELECT pg_advisory_xact_lock(hashtextextended($6 || '/' || $7, 7263)) WHERE $7 <> ''
-			)
-			SELECT now.t, EXISTS (SELECT 1 FROM k), (SELECT count(*) FROM l) FROM now`,
+		err := tx.QueryRow(ctx, bindKeySQL,
 			p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointCreated, p.LockFor, account, cardFP, p.New.ID,
 		).Scan(&now, &inserted, new(int))
 		if err != nil {

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// batcher sends pipelined statements: a pooled connection, or a test's transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// pipelinedTx is one transaction sent as pipelined batches: its BEGIN travels with the
+// first statements and its COMMIT with the last, so that a transaction of two phases costs
+// two round trips. Inside a test's transaction it is a savepoint.
+type pipelinedTx struct {
+	conn                 batcher
+	begin, commit, abort string
+	release              func()
+	open                 bool
+}
+
+// pipeline starts a pipelined transaction; its BEGIN is sent with the first batch.
+func (db *DB) pipeline(ctx context.Context) (*pipelinedTx, error) {
+	if db.raw == nil {
+		tx, ok := db.pool.(batcher)
+		if !ok {
+			return nil, errors.New("store: the executor cannot pipeline")
+		}
+		return &pipelinedTx{conn: tx, begin: "SAVEPOINT pipelined", commit: "RELEASE SAVEPOINT pipelined",
+			abort: "ROLLBACK TO SAVEPOINT pipelined", release: func() {}}, nil
+	}
+	c, err := db.raw.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: acquire connection: %w", err)
+	}
+	return &pipelinedTx{conn: c, begin: "BEGIN", commit: "COMMIT", abort: "ROLLBACK", release: c.Release}, nil
+}
+
+// send runs the batch's statements, opening the transaction first when it is not open yet
+// and committing it after them when last is true. read consumes the results of b's own
+// statements, in order.
+func (p *pipelinedTx) send(ctx context.Context, b *pgx.Batch, last bool, read func(pgx.BatchResults) error) error {
+	full := &pgx.Batch{}
+	first := !p.open
+	if first {
+		full.Queue(p.begin)
+	}
+	full.QueuedQueries = append(full.QueuedQueries, b.QueuedQueries...)
+	if last {
+		full.Queue(p.commit)
+	}
+	p.open = true
+	br := p.conn.SendBatch(ctx, full)
+	err := func() error {
+		if first {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		if err := read(br); err != nil {
+			return err
+		}
+		if last {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && last {
+		p.open = false
+	}
+	return err
+}
+
+// close ends the transaction: it rolls back what was not committed and gives the
+// connection back (a connection whose rollback failed is closed by the pool).
+func (p *pipelinedTx) close(ctx context.Context) {
+	if p.open {
+		_, _ = p.conn.Exec(context.WithoutCancel(ctx), p.abort)
+		if p.begin != "BEGIN" {
+			_, _ = p.conn.Exec(context.WithoutCancel(ctx), "RELEASE SAVEPOINT pipelined")
+		}
+		p.open = false
+	}
+	p.release()
+}
+
+// queue adds the statements to b.
+func queue(b *pgx.Batch, stmts []stmt) {
+	for _, st := range stmts {
+		b.Queue(st.sql, st.args...)
+	}
+}
+
+// readStmts reads the results of stmts, queued in that order.
+func readStmts(br pgx.BatchResults, stmts []stmt) error {
+	for _, st := range stmts {
+		var err error
+		if st.scan == nil {
+			_, err = br.Exec()
+		} else {
+			err = br.QueryRow().Scan(st.scan...)
+		}
+		if err != nil {
+			return fmt.Errorf("store: %s: %w", st.what, interpretError(err))
+		}
+	}
+	return nil
+}
