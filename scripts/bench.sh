@@ -21,6 +21,26 @@ pids=()
 stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 on_exit stop_all
 
+# cpu_snap PID...: "pid ticks" (user and system CPU, in clock ticks) for each live process.
+cpu_snap() {
+  local p
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] && awk -v p="$p" '{print p, $14 + $15}' "/proc/$p/stat" 2>/dev/null
+  done
+  return 0
+}
+# cpu_ms BEFORE AFTER: the CPU milliseconds the processes of AFTER used since BEFORE.
+cpu_ms() {
+  awk -v hz="$(getconf CLK_TCK)" 'NR == FNR {t0[$1] = $2; next} {d += $2 - t0[$1]} END {printf "%.0f", d * 1000 / hz}' \
+    <(echo "$1") <(echo "$2")
+}
+pg_pids() { pgrep -x postgres || true; }
+# busy_ms: the CPU milliseconds the whole machine spent busy since boot (every core).
+busy_ms() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / {printf "%.0f", ($2 + $3 + $4 + $7 + $8) * 1000 / hz}' /proc/stat; }
+# settle starts a measured run from a clean state, as pgbench does by default: the tables
+# vacuumed and analyzed, and a checkpoint behind (not in the middle of the run).
+settle() { psql "$BENCH_DB" -qc "VACUUM ANALYZE" >/dev/null; psql "$BENCH_DB" -qc "CHECKPOINT" >/dev/null 2>&1 || true; }
+
 base=${DATABASE_URL%%\?*}
 base=${base%/*}
 psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS paygate_bench" >/dev/null
@@ -29,7 +49,7 @@ BENCH_DB="$base/paygate_bench?sslmode=disable"
 psql "$BENCH_DB" -Atqc "SHOW fsync; SHOW synchronous_commit" | paste -sd' ' | sed 's/^/postgres fsync, synchronous_commit: /'
 
 simport=$(free_port); gwport=$(free_port)
-bin/paygate sim --addr "127.0.0.1:$simport" --account acct_bench >"$work/sim.log" 2>&1 & pids+=($!)
+bin/paygate sim --addr "127.0.0.1:$simport" --account acct_bench >"$work/sim.log" 2>&1 & simpid=$!; pids+=($simpid)
 DATABASE_URL=$BENCH_DB bin/paygate migrate >/dev/null
 KEY=$(DATABASE_URL=$BENCH_DB bin/paygate keys create --merchant bench --role checkout)
 DATABASE_URL=$BENCH_DB PAYGATE_ADDR="127.0.0.1:$gwport" PAYGATE_PROCESSOR=stripe STRIPE_SECRET_KEY=sk_test_bench \
@@ -38,14 +58,28 @@ DATABASE_URL=$BENCH_DB PAYGATE_ADDR="127.0.0.1:$gwport" PAYGATE_PROCESSOR=stripe
 for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$gwport") 2>/dev/null && break; sleep 0.1; done
 
 bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -d 2s >/dev/null   # warm-up
+settle
+s0=$(cpu_snap "$simpid")
 sim=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -c "$C" -d "${D}s")
-commits0=$(psql "$BENCH_DB" -Atqc "SELECT xact_commit FROM pg_stat_database WHERE datname = 'paygate_bench'")
+sim_cpu=$(cpu_ms "$s0" "$(cpu_snap "$simpid")")
+# Commits are counted by transaction ids: every transaction that writes takes one, and the
+# cumulative statistics lag behind by up to the backends' flush interval.
+xids() { psql "$BENCH_DB" -Atqc "SELECT pg_snapshot_xmax(pg_current_snapshot())"; }
+commits0=$(xids)
+settle
+p0=$(cpu_snap $(pg_pids)); g0=$(cpu_snap "$gwpid"); s0=$(cpu_snap "$simpid")
 gw=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -d "${D}s")
-commits1=$(psql "$BENCH_DB" -Atqc "SELECT xact_commit FROM pg_stat_database WHERE datname = 'paygate_bench'")
+gw_pg_cpu=$(cpu_ms "$p0" "$(cpu_snap $(pg_pids))"); gw_gw_cpu=$(cpu_ms "$g0" "$(cpu_snap "$gwpid")")
+gw_sim_cpu=$(cpu_ms "$s0" "$(cpu_snap "$simpid")")
+commits1=$(xids)
 
 psql "$BENCH_DB" -qc "CREATE TABLE IF NOT EXISTS bench_insert (id bigserial PRIMARY KEY, v int NOT NULL)" >/dev/null
 echo "INSERT INTO bench_insert (v) VALUES (1);" >"$work/insert.sql"
+settle
+b0=$(busy_ms)
 (cd "$work" && pgbench -n -c "$C" -j 2 -T "$D" -f insert.sql -l --log-prefix=pgb "$BENCH_DB" >pgbench.out 2>&1)
+pgb_cpu=$(( $(busy_ms) - b0 ))
+pg_tx=$(grep -E '^number of transactions actually processed' "$work/pgbench.out" | sed -E 's/.*: ([0-9]+).*/\1/')
 pg_tps=$(grep -E '^tps' "$work/pgbench.out" | head -1 | sed -E 's/^tps = ([0-9.]+).*/\1/')
 pg_p99=$(cat "$work"/pgb.* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {i=int(NR*0.99); if (i<1) i=1; printf "%.3f", a[i]/1000}')
 
@@ -59,7 +93,9 @@ sim_p50=$(field "$sim" p50_ms); sim_p99=$(field "$sim" p99_ms)
 
 # Latency at half the peak rate, open loop.
 half=$(awk -v r="$gw_rate" 'BEGIN {printf "%.0f", r/2}')
+settle
 simh=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -rate "$half" -d "${D}s")
+settle
 gwh=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -rate "$half" -d "${D}s")
 
 awk -v gw="$gw_rate" -v tps="$pg_tps" -v c="$C" -v n="$gw_n" -v k0="$commits0" -v k1="$commits1" \
@@ -76,6 +112,24 @@ awk -v gw="$gw_rate" -v tps="$pg_tps" -v c="$C" -v n="$gw_n" -v k0="$commits0" -
   printf "%-52s %12.3f\n", "simulator alone p99 at " half "/s (ms)", sp99
   printf "%-52s %12.3f\n", "gateway p50 added over the simulator (ms)", gp50 - sp50
   printf "%-52s %12.3f %12s\n", "gateway p99 added over the simulator (ms)", gp99 - sp99, "<= " sprintf("%.3f", 3 + 2 * pgp99)
+}'
+
+# Where the machine's time goes: CPU per charge by process, beside what the target rate
+# leaves per charge and what its fixed parts (pgbench's two inserts, the simulator and the
+# load generator on their own) take of it.
+awk -v n="$gw_n" -v pg="$gw_pg_cpu" -v g="$gw_gw_cpu" -v s="$gw_sim_cpu" -v lg="$(field "$gw" cpu_ms)" \
+    -v sn="$(field "$sim" requests)" -v ss="$sim_cpu" -v sl="$(field "$sim" cpu_ms)" \
+    -v tx="$pg_tx" -v bcpu="$pgb_cpu" -v tps="$pg_tps" -v cores="$(nproc)" 'BEGIN {
+  printf "\nmachine time per charge (CPU ms over all processes; %d cores shared by all of them)\n", cores
+  printf "%-52s %12.3f\n", "  PostgreSQL (every postgres process)", pg / n
+  printf "%-52s %12.3f\n", "  gateway", g / n
+  printf "%-52s %12.3f\n", "  simulator", s / n
+  printf "%-52s %12.3f\n", "  load generator", lg / n
+  printf "%-52s %12.3f\n", "  all", (pg + g + s + lg) / n
+  target = 0.7 * tps / 2
+  printf "%-52s %12.3f\n", "machine time per charge at the target rate", cores * 1000 / target
+  printf "%-52s %12.3f\n", "  of which two pgbench inserts (the machine busy)", 2 * bcpu / tx
+  printf "%-52s %12.3f\n", "  of which the simulator and the load generator alone", (ss + sl) / sn
 }'
 
 # Memory with 1 000 charges in flight: the simulator holds each answer for 2 s.
