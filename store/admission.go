@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -159,7 +160,7 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 			return err
 		}
 	}
-	plan, err := planCreation(p, now, hist, out)
+	plan, err := planCreation(p, now, hist, false, out)
 	if err != nil {
 		return err
 	}
@@ -231,7 +232,7 @@ func liveReference(ctx context.Context, q querier, merchantID, reference string)
 // charge may be attempted, and returns the statements that record the decision: a refusal
 // with the key released, or the charge with its key, card attempt, decision and audit
 // event. It runs no SQL itself, so that the statements can travel with the commit.
-func planCreation(p charge.BeginParams, now time.Time, hist decline.History, out *charge.Begun) (*creation, error) {
+func planCreation(p charge.BeginParams, now time.Time, hist decline.History, keyNamesCharge bool, out *charge.Begun) (*creation, error) {
 	c := p.New
 	c.Card = p.Card
 	if c.Chain == "" {
@@ -295,13 +296,23 @@ func planCreation(p charge.BeginParams, now time.Time, hist decline.History, out
 	if c.Card != nil {
 		card = *c.Card
 	}
-	cr.stmts = append(cr.stmts, stmt{what: "create charge", sql: createChargeSQL,
-		args: []any{c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
-			string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, c.Chain, meta,
-			c.ProcessorKey, c.ProcessorAccount, card.Fingerprint, card.Network, card.ExpMonth, card.ExpYear,
-			now, idempotency.PointCreated, p.Key, status, failCode, failRetry, deref(failCode),
-			decAllowed && decFP != "", decReason, decRule, decNotBefore, decRemaining, decCounters,
-			idempotency.PointStarted},
+	args := pgx.NamedArgs{
+		"id": c.ID, "merchant": c.MerchantID, "amount": c.Amount, "currency": c.Currency,
+		"payment_method": c.PaymentMethod, "customer": c.Customer, "reference": c.Reference,
+		"initiator": string(c.Initiator), "mode": string(c.ReattemptMode), "reattempt_of": c.ReattemptOf,
+		"chain": c.Chain, "metadata": meta, "processor_key": c.ProcessorKey, "account": c.ProcessorAccount,
+		"fingerprint": card.Fingerprint, "network": card.Network, "exp_month": card.ExpMonth, "exp_year": card.ExpYear,
+		"now": now, "point": idempotency.PointCreated, "key": p.Key, "status": status,
+		"fail_code": failCode, "fail_retry": failRetry, "reason": deref(failCode),
+		"dec_reason": decReason, "dec_rule": decRule, "dec_not_before": decNotBefore, "dec_remaining": decRemaining,
+		"dec_counters": decCounters, "started": idempotency.PointStarted,
+	}
+	sql := createSQL(card.Fingerprint != "", decAllowed && decFP != "", !keyNamesCharge, c.Reference != "")
+	sql, vals, err := positional(sql, args)
+	if err != nil {
+		return nil, err
+	}
+	cr.stmts = append(cr.stmts, stmt{what: "create charge", sql: sql, args: vals,
 		scan: []any{&cr.res.created, &cr.res.duplicateOf}})
 	c.Status = charge.Status(status)
 	if failCode != nil {
@@ -313,47 +324,68 @@ func planCreation(p charge.BeginParams, now time.Time, hist decline.History, out
 	return cr, nil
 }
 
-// createChargeSQL creates an admitted charge with everything that goes with it, in one
-// statement. A charge whose reference is live on another charge is not created: the key is
-// then released (bound to the request's fingerprint, naming no charge) and the statement
-// returns the live charge's id when its snapshot sees it.
-const createChargeSQL = `
-	WITH c AS (
+// createSQL is the statement that creates an admitted charge with everything that goes with
+// it, with only the parts it needs: the card attempt of a charge with a card, the allowed
+// decision of the network rules, naming the charge on a key seen before (a new key named it
+// when it was written), and, for a charge with a reference, what happens when the reference
+// is live on another charge: the charge is not created, the key is released (bound to the
+// request's fingerprint, naming no charge) and the statement returns the live charge's id
+// when its snapshot sees it. Each variant is one prepared statement.
+func createSQL(card, decision, nameOnKey, reference bool) string {
+	conflict := ""
+	if reference {
+		conflict = `
+		ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
+		DO NOTHING`
+	}
+	ctes := []string{`c AS (
 		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
 			initiator, reattempt_mode, reattempt_of, chain, metadata, status, processor_key, processor_account,
 			card_fingerprint, card_network, card_exp_month, card_exp_year, created_at, updated_at,
 			failure_code, failure_retryable, finalized_at)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), $11, $12, $22,
-			$13, NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, ''), NULLIF($17, 0), NULLIF($18, 0), $19, $19,
-			$23, $24, CASE WHEN $22 = 'failed' THEN $19::timestamptz END)
-		ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
-		DO NOTHING
+		VALUES (@id, @merchant, @amount, @currency, @payment_method, NULLIF(@customer, ''), NULLIF(@reference, ''),
+			@initiator, @mode, NULLIF(@reattempt_of, ''), @chain, @metadata, @status, @processor_key,
+			NULLIF(@account, ''), NULLIF(@fingerprint, ''), NULLIF(@network, ''), NULLIF(@exp_month::int, 0),
+			NULLIF(@exp_year::int, 0), @now, @now, @fail_code, @fail_retry,
+			CASE WHEN @status = 'failed' THEN @now::timestamptz END)` + conflict + `
 		RETURNING id
-	),
-	a AS (
+	)`, `ev AS (
+		INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
+		SELECT id, @now, 'gateway', 'created', NULLIF(@reason, ''), @status FROM c
+	)`}
+	if card {
+		ctes = append(ctes, `a AS (
 		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at, outcome,
 			exp_month, exp_year)
-		SELECT id, $14, $15, $16, $2, $11, $19, 'pending', $17, $18 FROM c WHERE $15 <> ''
-	),
-	k AS (
-		-- A key seen before names its charge now; a new key named it when it was written.
-		UPDATE idempotency_keys SET charge_id = c.id, recovery_point = $20 FROM c
-		 WHERE merchant_id = $2 AND key = $21 AND charge_id IS DISTINCT FROM c.id
-	),
-	r AS (
-		UPDATE idempotency_keys SET locked_until = NULL, charge_id = NULL, recovery_point = $32
-		 WHERE merchant_id = $2 AND key = $21 AND NOT EXISTS (SELECT 1 FROM c)
-	),
-	ev AS (
-		INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
-		SELECT id, $19, 'gateway', 'created', NULLIF($25, ''), $22 FROM c
-	),
-	d AS (
+		SELECT id, @account, @fingerprint, @network, @merchant, @chain, @now, 'pending', @exp_month, @exp_year FROM c
+	)`)
+	}
+	if decision {
+		ctes = append(ctes, `d AS (
 		INSERT INTO reattempt_decisions (at, processor_account, fingerprint, network, merchant_id, charge_id, chain,
 			reattempt_of, allowed, reason, rule, not_before, remaining, counters)
-		SELECT $19, $14, $15, $16, $2, id, $11, NULLIF($10, ''), true, NULLIF($27, ''), NULLIF($28, ''), $29, $30, $31
-		  FROM c WHERE $26
-	)
+		SELECT @now, @account, @fingerprint, @network, @merchant, id, @chain, NULLIF(@reattempt_of, ''), true,
+			NULLIF(@dec_reason, ''), NULLIF(@dec_rule, ''), @dec_not_before, @dec_remaining, @dec_counters
+		  FROM c
+	)`)
+	}
+	if nameOnKey {
+		ctes = append(ctes, `k AS (
+		UPDATE idempotency_keys SET charge_id = c.id, recovery_point = @point FROM c
+		 WHERE merchant_id = @merchant AND key = @key AND charge_id IS DISTINCT FROM c.id
+	)`)
+	}
+	result := `
+	SELECT EXISTS (SELECT 1 FROM c), ''`
+	if reference {
+		ctes = append(ctes, `r AS (
+		UPDATE idempotency_keys SET locked_until = NULL, charge_id = NULL, recovery_point = @started
+		 WHERE merchant_id = @merchant AND key = @key AND NOT EXISTS (SELECT 1 FROM c)
+	)`)
+		result = `
 	SELECT EXISTS (SELECT 1 FROM c),
-		COALESCE((SELECT l.id FROM charges l WHERE NOT EXISTS (SELECT 1 FROM c) AND l.merchant_id = $2
-			AND l.reference = $7 AND l.status IN ('processing', 'pending', 'succeeded') LIMIT 1), '')`
+		COALESCE((SELECT l.id FROM charges l WHERE NOT EXISTS (SELECT 1 FROM c) AND l.merchant_id = @merchant
+			AND l.reference = @reference AND l.status IN ('processing', 'pending', 'succeeded') LIMIT 1), '')`
+	}
+	return "\n\tWITH " + strings.Join(ctes, ",\n\t") + result
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -152,7 +153,7 @@ func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (out charge.Be
 	out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
 		RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
 	out.Verdict = idempotency.Proceed
-	plan, err := planCreation(p, now, hist, &out)
+	plan, err := planCreation(p, now, hist, true, &out)
 	if err != nil {
 		return out, false, err
 	}
@@ -322,6 +323,25 @@ func reopenCharge(ctx context.Context, tx pgx.Tx, c *charge.Charge) (string, err
 // FinishCharge implements charge.Store in one statement (one round trip, one commit): the
 // attempts, the charge's outcome and the key's stored answer together.
 func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
+	sql, args, err := finishStatement(p, db.firstCheck)
+	if err != nil {
+		return err
+	}
+	var updated bool
+	err = db.statement(ctx, func(q querier) error {
+		return q.QueryRow(ctx, sql, args...).Scan(&updated)
+	})
+	if err != nil {
+		return fmt.Errorf("store: finish charge: %w", interpretError(err))
+	}
+	if !updated {
+		return fmt.Errorf("store: finish charge %s: %w", p.Charge.ID, ErrNotFound)
+	}
+	return nil
+}
+
+// finishStatement is FinishCharge's statement and its arguments.
+func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, []any, error) {
 	c := p.Charge
 	var failCode *string
 	var failRetry *bool
@@ -369,74 +389,86 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	if p.Next != nil {
 		nextID, nextAt = &p.Next.ChargeID, &p.Next.At
 	}
-	var updated bool
-	err := db.statement(ctx, func(q querier) error {
-		return q.QueryRow(ctx, `
-		WITH cur AS (
-			SELECT attempts, status FROM charges WHERE id = $1 AND merchant_id = $2
-		),
-		ev AS (
+	args := pgx.NamedArgs{
+		"id": c.ID, "merchant": c.MerchantID, "status": string(c.Status), "ref": c.ProcessorRef,
+		"account": c.ProcessorAccount, "fail_code": failCode, "fail_retry": failRetry, "decline": decline,
+		"n": n, "first_sent": firstStart(p.Attempts),
+		"started": started, "duration": duration, "timeout": timeout, "class": class, "http_status": httpStatus,
+		"code": code, "request_id": requestID, "retry_after": retryAfter, "backoff": backoff,
+		"tokens_before": tokensBefore, "tokens_after": tokensAfter,
+		"resp_status": status, "resp_body": body, "point": idempotency.PointFinished, "key": p.Key,
+		"card_outcome": cardOutcome, "card_class": string(co.Class), "card_category": int(co.Category),
+		"card_mac": int(co.MAC), "cap_reached": co.CapReached,
+		"actor": actorOr(p.Actor), "reason": p.Reason, "first_check": firstCheck,
+		"next_id": nextID, "next_at": nextAt,
+	}
+	return positional(finishSQL(c.Status == charge.StatusPending, n > 0, cardOutcome), args)
+}
+
+// finishSQL is the statement that stores an outcome, with only the parts it needs: an
+// unknown outcome enters reconciliation, attempts are appended when there are some, and the
+// card's history follows the outcome ("none" drops the card attempt of a charge that never
+// reached the card network). Each variant is one prepared statement.
+func finishSQL(pending, attempts bool, cardOutcome string) string {
+	ctes := []string{`cur AS (
+			SELECT attempts, status FROM charges WHERE id = @id AND merchant_id = @merchant
+		)`, `ev AS (
 			INSERT INTO charge_events (charge_id, actor, action, reason, status_before, status_after)
-			SELECT $1, $31, 'outcome', NULLIF($32, ''), cur.status, $3 FROM cur WHERE cur.status IS DISTINCT FROM $3
-		),
-		rc AS (
+			SELECT @id, @actor, 'outcome', NULLIF(@reason, ''), cur.status, @status FROM cur
+			 WHERE cur.status IS DISTINCT FROM @status
+		)`}
+	if pending {
+		ctes = append(ctes, `rc AS (
 			-- An unknown outcome enters reconciliation: its first check is due shortly.
 			INSERT INTO reconciliations (charge_id, next_check_at)
-			SELECT $1, clock_timestamp() + $33::interval WHERE $3 = 'pending'
+			VALUES (@id, clock_timestamp() + @first_check::interval)
 			ON CONFLICT (charge_id) DO NOTHING
-		),
-		a AS (
+		)`)
+	}
+	if attempts {
+		ctes = append(ctes, `a AS (
 			INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class, http_status,
 				processor_code, request_id, retry_after_ms, backoff_ms, budget_tokens_before, budget_tokens_after)
-			SELECT $1, cur.attempts + t.ord, t.started_at, t.duration_ms, t.timeout_ms, t.class, NULLIF(t.http_status, 0),
+			SELECT @id, cur.attempts + t.ord, t.started_at, t.duration_ms, t.timeout_ms, t.class, NULLIF(t.http_status, 0),
 				NULLIF(t.code, ''), NULLIF(t.request_id, ''), t.retry_after_ms, t.backoff_ms, t.tokens_before, t.tokens_after
-			  FROM cur, unnest($11::timestamptz[], $12::bigint[], $13::bigint[], $14::text[], $15::int[], $16::text[],
-				$17::text[], $18::bigint[], $19::bigint[], $20::float8[], $21::float8[])
+			  FROM cur, unnest(@started::timestamptz[], @duration::bigint[], @timeout::bigint[], @class::text[],
+				@http_status::int[], @code::text[], @request_id::text[], @retry_after::bigint[], @backoff::bigint[],
+				@tokens_before::float8[], @tokens_after::float8[])
 				WITH ORDINALITY AS t(started_at, duration_ms, timeout_ms, class, http_status, code, request_id,
 				                     retry_after_ms, backoff_ms, tokens_before, tokens_after, ord)
-		),
-		u AS (
-			UPDATE charges SET status = $3, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
-				processor_account = COALESCE(NULLIF($5, ''), processor_account), failure_code = $6,
-				failure_retryable = $7, decline = $8, attempts = attempts + $9,
-				first_sent_at = CASE WHEN $9 > 0 THEN COALESCE(first_sent_at, $10) ELSE first_sent_at END,
+		)`)
+	}
+	switch cardOutcome {
+	case "":
+	case "none":
+		ctes = append(ctes, `cd AS (
+			DELETE FROM card_attempts WHERE charge_id = @id
+		)`)
+	default:
+		ctes = append(ctes, `ca AS (
+			UPDATE card_attempts SET outcome = @card_outcome, class = NULLIF(@card_class, ''),
+				category = NULLIF(@card_category::int, 0), mac = NULLIF(@card_mac::int, 0), cap_reached = @cap_reached
+			 WHERE charge_id = @id
+		)`)
+	}
+	ctes = append(ctes, `k AS (
+			UPDATE idempotency_keys SET response_status = @resp_status, response_body = @resp_body,
+				recovery_point = @point, locked_until = NULL, last_used_at = clock_timestamp()
+			 WHERE merchant_id = @merchant AND key = @key
+		)`, `u AS (
+			UPDATE charges SET status = @status, processor_ref = COALESCE(NULLIF(@ref, ''), processor_ref),
+				processor_account = COALESCE(NULLIF(@account, ''), processor_account), failure_code = @fail_code,
+				failure_retryable = @fail_retry, decline = @decline, attempts = attempts + @n,
+				first_sent_at = CASE WHEN @n > 0 THEN COALESCE(first_sent_at, @first_sent) ELSE first_sent_at END,
 				updated_at = clock_timestamp(),
-				finalized_at = CASE WHEN $3 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
-				next_reattempt_id = COALESCE($34, next_reattempt_id),
-				next_reattempt_at = COALESCE($35, next_reattempt_at)
-			 WHERE id = $1 AND merchant_id = $2
+				finalized_at = CASE WHEN @status IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
+				next_reattempt_id = COALESCE(@next_id, next_reattempt_id),
+				next_reattempt_at = COALESCE(@next_at, next_reattempt_at)
+			 WHERE id = @id AND merchant_id = @merchant
 			RETURNING 1
-		),
-		k AS (
-			UPDATE idempotency_keys SET response_status = $22, response_body = $23, recovery_point = $24,
-				locked_until = NULL, last_used_at = clock_timestamp()
-			 WHERE merchant_id = $2 AND key = $25
-			RETURNING 1
-		),
-		ca AS (
-			UPDATE card_attempts SET outcome = $26, class = NULLIF($27, ''), category = NULLIF($28, 0),
-				mac = NULLIF($29, 0), cap_reached = $30
-			 WHERE charge_id = $1 AND $26 NOT IN ('', 'none')
-		),
-		cd AS (
-			DELETE FROM card_attempts WHERE charge_id = $1 AND $26 = 'none'
-		)
-		SELECT EXISTS (SELECT 1 FROM u)`,
-			c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
-			decline, n, firstStart(p.Attempts),
-			started, duration, timeout, class, httpStatus, code, requestID, retryAfter, backoff, tokensBefore, tokensAfter,
-			status, body, idempotency.PointFinished, p.Key,
-			cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached,
-			actorOr(p.Actor), p.Reason, db.firstCheck, nextID, nextAt,
-		).Scan(&updated)
-	})
-	if err != nil {
-		return fmt.Errorf("store: finish charge: %w", interpretError(err))
-	}
-	if !updated {
-		return fmt.Errorf("store: finish charge %s: %w", c.ID, ErrNotFound)
-	}
-	return nil
+		)`)
+	return "\n\t\tWITH " + strings.Join(ctes, ",\n\t\t") + `
+		SELECT EXISTS (SELECT 1 FROM u)`
 }
 
 func actorOr(a string) string {

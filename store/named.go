@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// compiledSQL is a statement with named arguments turned positional, and the names in
+// their positions.
+type compiledSQL struct {
+	sql   string
+	names []string
+}
+
+// compiledStatements holds each statement compiled once: the hot path's statements are
+// assembled from parts and would otherwise be rewritten on every call.
+var compiledStatements sync.Map // the statement with named arguments → compiledSQL
+
+// positional returns sql with its @name arguments numbered, and args in that order. A name
+// that args lacks is an error: the statement would otherwise run with a NULL in its place.
+func positional(sql string, args pgx.NamedArgs) (string, []any, error) {
+	c, ok := compiledStatements.Load(sql)
+	if !ok {
+		// Rewriting with each name as its own value yields the names in their positions.
+		names := make(pgx.NamedArgs, len(args))
+		for k := range args {
+			names[k] = k
+		}
+		out, order, _ := names.RewriteQuery(context.Background(), nil, sql, nil)
+		cs := compiledSQL{sql: out, names: make([]string, len(order))}
+		for i, n := range order {
+			name, ok := n.(string)
+			if !ok {
+				return "", nil, fmt.Errorf("store: argument $%d of a statement has no value", i+1)
+			}
+			cs.names[i] = name
+		}
+		c, _ = compiledStatements.LoadOrStore(sql, cs)
+	}
+	cs := c.(compiledSQL)
+	vals := make([]any, len(cs.names))
+	for i, n := range cs.names {
+		vals[i] = args[n]
+	}
+	return cs.sql, vals, nil
+}

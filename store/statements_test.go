@@ -1,0 +1,82 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/store"
+)
+
+// The hot path's statements are assembled from the parts each charge needs: every variant
+// must have a value for each of its arguments and be accepted by PostgreSQL as it is.
+func TestStatementVariantsPrepare(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	prepare := func(t *testing.T, name string, sql string, args []any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sd, err := tx.Prepare(ctx, name, sql)
+		if err != nil {
+			t.Fatalf("%s: prepare: %v\n%s", name, err, sql)
+		}
+		if len(sd.ParamOIDs) != len(args) {
+			t.Fatalf("%s: %d parameters, %d arguments", name, len(sd.ParamOIDs), len(args))
+		}
+	}
+
+	for _, status := range []charge.Status{charge.StatusSucceeded, charge.StatusPending, charge.StatusFailed} {
+		for _, attempts := range []int{0, 2} {
+			for _, card := range []*charge.CardOutcome{nil, {Outcome: decline.Approved}} {
+				c := newCharge("m1", "")
+				c.Status = status
+				p := charge.FinishParams{MerchantID: "m1", Key: "k", Charge: &c, Card: card,
+					Attempts: make([]charge.Attempt, attempts), ResponseStatus: 201, ResponseBody: []byte(`{}`),
+					Next: &charge.NextReattempt{ChargeID: "ch_next", At: time.Now()}}
+				name := fmt.Sprintf("finish_%s_%d_%t", status, attempts, card != nil)
+				sql, args, err := store.FinishStatement(p)
+				prepare(t, name, sql, args, err)
+			}
+		}
+	}
+
+	for _, ref := range []string{"", "order-1"} {
+		for _, card := range []*charge.Card{nil, testCard} {
+			for _, admit := range []bool{false, true} {
+				for _, keyNamesCharge := range []bool{false, true} {
+					p := charge.BeginParams{MerchantID: "m1", Key: "k", New: newCharge("m1", ref), Card: card}
+					if admit {
+						p.Admit = func(decline.History, time.Time) decline.Verdict { return decline.Verdict{Allowed: true} }
+					}
+					name := fmt.Sprintf("create_%t_%t_%t_%t", ref != "", card != nil, admit, keyNamesCharge)
+					sql, args, err := store.CreateStatement(p, keyNamesCharge)
+					prepare(t, name, sql, args, err)
+				}
+			}
+		}
+	}
+}
+
+func TestPositional(t *testing.T) {
+	t.Parallel()
+	sql, args, err := store.Positional(`SELECT @b::int, @a::int, @b::int`, pgx.NamedArgs{"a": 1, "b": 2, "unused": 3})
+	if err != nil || sql != `SELECT $1::int, $2::int, $1::int` || len(args) != 2 || args[0] != 2 || args[1] != 1 {
+		t.Fatalf("got %q %v %v, want the arguments numbered in order of appearance", sql, args, err)
+	}
+	// A second call uses the compiled form with the new values.
+	if _, args, _ := store.Positional(`SELECT @b::int, @a::int, @b::int`, pgx.NamedArgs{"a": 5, "b": 6}); args[0] != 6 || args[1] != 5 {
+		t.Fatalf("second call: got %v", args)
+	}
+	if _, _, err := store.Positional(`SELECT @a::int, @missing::int`, pgx.NamedArgs{"a": 1}); err == nil {
+		t.Fatal("a statement naming an argument without a value: got no error")
+	}
+}
