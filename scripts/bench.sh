@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-throwaway_database bench
+# The bench cluster holds its working set in memory, as a production server sized for its
+# write rate does: with the default 128 MB, backends write evicted pages out during the runs,
+# and the kernel's bursts of writeback stall the WAL's flushes (commits wait 100 ms and more).
+PAYGATE_PG_OPTIONS="-c shared_buffers=1GB" throwaway_database bench
 
 echo "== retry budget: one decision (target <= 100 ns, 0 allocs uncontended; contended on 2 cores beside it)"
 go test ./retry/ -run '^$' -bench 'Budget' -benchmem -count=1 | grep -E '^(Benchmark|ok)'
@@ -91,16 +94,21 @@ if [ "$(field "$gw" errors)" != 0 ] || [ "$gw_n" = 0 ]; then
 fi
 sim_p50=$(field "$sim" p50_ms); sim_p99=$(field "$sim" p99_ms)
 
-# Latency at half the peak rate, open loop.
+# Latency at half the peak rate, open loop, after two seconds at that rate unrecorded: three
+# rounds of the simulator alone and then the gateway, judged on the median round, so that
+# one stall of the machine's disk does not decide the figure (each round is printed).
 half=$(awk -v r="$gw_rate" 'BEGIN {printf "%.0f", r/2}')
-settle
-simh=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -rate "$half" -d "${D}s")
-settle
-gwh=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -rate "$half" -d "${D}s")
+rounds=""
+for _ in 1 2 3; do
+  settle
+  simh=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -rate "$half" -warmup 2s -d "${D}s")
+  settle
+  gwh=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -rate "$half" -warmup 2s -d "${D}s")
+  rounds+="$(field "$simh" p50_ms) $(field "$simh" p99_ms) $(field "$gwh" p50_ms) $(field "$gwh" p99_ms)"$'\n'
+done
 
 awk -v gw="$gw_rate" -v tps="$pg_tps" -v c="$C" -v n="$gw_n" -v k0="$commits0" -v k1="$commits1" \
-    -v gp50="$(field "$gwh" p50_ms)" -v gp99="$(field "$gwh" p99_ms)" -v sp50="$(field "$simh" p50_ms)" -v sp99="$(field "$simh" p99_ms)" \
-    -v pgp99="$pg_p99" -v half="$half" 'BEGIN {
+    -v pgp99="$pg_p99" -v half="$half" -v rounds="$rounds" 'BEGIN {
   bound = tps / 2
   printf "%-52s %12s %12s\n", "", "measured", "target"
   printf "%-52s %12.1f\n", "pgbench single-row insert TPS (c=" c ")", tps
@@ -109,9 +117,26 @@ awk -v gw="$gw_rate" -v tps="$pg_tps" -v c="$C" -v n="$gw_n" -v k0="$commits0" -
   printf "%-52s %11.1f%% %12s\n", "gateway / bound", 100 * gw / bound, ">= 70%"
   printf "%-52s %12.2f %12s\n", "commits per charge observed", (k1 - k0) / n, "2"
   printf "%-52s %12.3f\n", "pgbench p99 commit latency (ms)", pgp99
-  printf "%-52s %12.3f\n", "simulator alone p99 at " half "/s (ms)", sp99
-  printf "%-52s %12.3f\n", "gateway p50 added over the simulator (ms)", gp50 - sp50
-  printf "%-52s %12.3f %12s\n", "gateway p99 added over the simulator (ms)", gp99 - sp99, "<= " sprintf("%.3f", 3 + 2 * pgp99)
+  nr = split(rounds, lines, "\n")
+  k = 0
+  for (i = 1; i <= nr; i++) {
+    if (split(lines[i], f, " ") < 4) continue
+    k++; sp99[k] = f[2]; a50[k] = f[3] - f[1]; a99[k] = f[4] - f[2]
+    all = all sprintf("%s%.1f", k > 1 ? ", " : "", a99[k])
+  }
+  m = median(a99, k)
+  printf "%-52s %12.3f\n", "simulator alone p99 at " half "/s (ms)", sp99[idx]
+  printf "%-52s %12.3f\n", "gateway p50 added over the simulator (ms)", a50[idx]
+  printf "%-52s %12.3f %12s\n", "gateway p99 added over the simulator (ms)", m, "<= " sprintf("%.3f", 3 + 2 * pgp99)
+  printf "%-52s %12s\n", "  p99 added in each of the 3 rounds (ms)", all
+}
+# median returns the median of v[1..n] (n odd) and sets idx to its round.
+function median(v, n,    i, j, below) {
+  for (i = 1; i <= n; i++) {
+    below = 0
+    for (j = 1; j <= n; j++) if (v[j] < v[i] || (v[j] == v[i] && j < i)) below++
+    if (below == int(n / 2)) { idx = i; return v[i] }
+  }
 }'
 
 # Where the machine's time goes: CPU per charge by process, beside what the target rate

@@ -2,6 +2,7 @@
 # pg.sh: a throwaway PostgreSQL cluster from the installed binaries.
 #
 #   scripts/pg.sh start DIR PORT   initialise DIR if needed, start the cluster, print DATABASE_URL
+#                                  (PAYGATE_PG_OPTIONS adds server settings: "-c name=value ...")
 #   scripts/pg.sh stop DIR         stop the cluster in DIR (fast shutdown)
 #
 # initdb refuses to run as root, so as root the cluster belongs to the postgres user and
@@ -62,7 +63,7 @@ start)
     port=$(sed -n 4p "$dir/pgdata/postmaster.pid")
   else
     as_owner "$pg_ctl" -D "$dir/pgdata" -l "$dir/postgres.log" -w -t 30 start \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=on -c synchronous_commit=on" >/dev/null \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=on -c synchronous_commit=on ${PAYGATE_PG_OPTIONS:-}" >/dev/null \
       || { tail -20 "$dir/postgres.log" >&2; exit 1; }
   fi
   echo "postgres://paygate@127.0.0.1:$port/postgres?sslmode=disable"

@@ -31,6 +31,7 @@ func main() {
 	inflight := flag.Int("inflight", 0, "send this many charges at once and report the RSS of -rss-pid while they are in flight")
 	rssPID := flag.Int("rss-pid", 0, "process whose RSS to report")
 	rate := flag.Float64("rate", 0, "open loop: requests per second (0: closed loop with -c clients)")
+	warmup := flag.Duration("warmup", 0, "open loop: send at the rate for this long first, without recording (connections, caches and the database reach their steady state)")
 	cards := flag.Int("cards", 1000, "distinct cards (at most 9999) the charges are spread over: the network rules lock per card")
 	flag.Parse()
 
@@ -71,6 +72,9 @@ func main() {
 		return
 	}
 
+	if *rate > 0 && *warmup > 0 {
+		openLoop(send, *rate, *warmup)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *dur)
 	defer cancel()
 	var (
@@ -142,6 +146,23 @@ func cpuMS() float64 {
 	}
 	ms := func(t syscall.Timeval) float64 { return float64(t.Sec)*1000 + float64(t.Usec)/1000 }
 	return ms(ru.Utime) + ms(ru.Stime)
+}
+
+// openLoop sends a request every 1/rate for d, whatever the answers' latency, and waits
+// for the answers without recording them.
+func openLoop(send func(context.Context) (time.Duration, int, error), rate float64, d time.Duration) {
+	var wg sync.WaitGroup
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		<-tick.C
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, _ = send(context.Background())
+		}()
+	}
+	wg.Wait()
 }
 
 func boolInt(b bool) int {
