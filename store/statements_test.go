@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/idempotency"
 	"github.com/paygate/paygate/internal/dbtest"
 	"github.com/paygate/paygate/store"
 )
@@ -78,5 +79,41 @@ func TestPositional(t *testing.T) {
 	}
 	if _, _, err := store.Positional(`SELECT @a::int, @missing::int`, pgx.NamedArgs{"a": 1}); err == nil {
 		t.Fatal("a statement naming an argument without a value: got no error")
+	}
+}
+
+// A first phase is one transaction even though it travels as two pipelined batches: when
+// its second batch fails, the key its first batch wrote is gone too, and the same key
+// starts afresh. Inside a test's transaction the phase is a savepoint; on the pool it is
+// BEGIN ... COMMIT.
+func TestBeginChargeFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
+	for name, db := range map[string]*store.DB{"savepoint": dbtest.Store(t), "pool": store.New(dbtest.Pool(t))} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			merchant := "m_rollback_" + charge.NewID()
+			// A card of its own: the test transaction keeps the card locks it took.
+			card := &charge.Card{Fingerprint: "fp_" + merchant, Network: "visa", ExpMonth: 12, ExpYear: 2034}
+			newMerchant(t, db, merchant)
+			beginOn := func(key string, fp idempotency.Fingerprint, c charge.Charge) (charge.Begun, error) {
+				return db.BeginCharge(ctx, charge.BeginParams{MerchantID: merchant, Key: key, Fingerprint: fp,
+					LockFor: time.Minute, New: c, Card: card})
+			}
+			first, err := beginOn("k1", idempotency.Fingerprint{1}, newCharge(merchant, ""))
+			if err != nil || !first.Created {
+				t.Fatalf("first charge: %+v, %v", first, err)
+			}
+
+			clash := newCharge(merchant, "")
+			clash.ID, clash.ProcessorKey = first.Charge.ID, first.Charge.ProcessorKey
+			if _, err := beginOn("k2", idempotency.Fingerprint{2}, clash); err == nil {
+				t.Fatal("a charge whose id is taken: got no error")
+			}
+
+			again, err := beginOn("k2", idempotency.Fingerprint{2}, newCharge(merchant, ""))
+			if err != nil || !again.Created || again.Verdict != idempotency.Proceed {
+				t.Fatalf("the same key after the failed phase: got %+v, %v; want a new charge", again, err)
+			}
+		})
 	}
 }
