@@ -2,11 +2,13 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
@@ -115,5 +117,21 @@ func TestBeginChargeFailureLeavesNothing(t *testing.T) {
 				t.Fatalf("the same key after the failed phase: got %+v, %v; want a new charge", again, err)
 			}
 		})
+	}
+}
+
+// Every processor key is unique because it is derived from the charge's id, and the table
+// refuses any other key.
+func TestProcessorKeyIsDerivedFromTheID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	db := store.New(tx)
+	newMerchant(t, db, "m_key")
+	_, err := tx.Exec(ctx, `INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status, processor_key)
+		VALUES ('ch_a', 'm_key', 100, 'usd', 'pm_card_visa', 'customer', 'processing', 'pg_ch_b')`)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "charges_processor_key_from_id" {
+		t.Fatalf("a processor key that is not pg_ and the id: got %v, want the check to refuse it", err)
 	}
 }
