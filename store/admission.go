@@ -307,7 +307,8 @@ func planCreation(p charge.BeginParams, now time.Time, hist decline.History, key
 		"dec_reason": decReason, "dec_rule": decRule, "dec_not_before": decNotBefore, "dec_remaining": decRemaining,
 		"dec_counters": decCounters, "started": idempotency.PointStarted,
 	}
-	sql := createSQL(card.Fingerprint != "", decAllowed && decFP != "", !keyNamesCharge, c.Reference != "")
+	sql := assemble(createVariant{card: card.Fingerprint != "", decision: decAllowed && decFP != "",
+		nameOnKey: !keyNamesCharge, reference: c.Reference != ""}, createSQL)
 	sql, vals, err := positional(sql, args)
 	if err != nil {
 		return nil, err
@@ -324,6 +325,9 @@ func planCreation(p charge.BeginParams, now time.Time, hist decline.History, key
 	return cr, nil
 }
 
+// createVariant names the parts of createSQL a charge needs.
+type createVariant struct{ card, decision, nameOnKey, reference bool }
+
 // createSQL is the statement that creates an admitted charge with everything that goes with
 // it, with only the parts it needs: the card attempt of a charge with a card, the allowed
 // decision of the network rules, naming the charge on a key seen before (a new key named it
@@ -331,9 +335,9 @@ func planCreation(p charge.BeginParams, now time.Time, hist decline.History, key
 // is live on another charge: the charge is not created, the key is released (bound to the
 // request's fingerprint, naming no charge) and the statement returns the live charge's id
 // when its snapshot sees it. Each variant is one prepared statement.
-func createSQL(card, decision, nameOnKey, reference bool) string {
+func createSQL(v createVariant) string {
 	conflict := ""
-	if reference {
+	if v.reference {
 		conflict = `
 		ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
 		DO NOTHING`
@@ -353,14 +357,14 @@ func createSQL(card, decision, nameOnKey, reference bool) string {
 		INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
 		SELECT id, @now, 'gateway', 'created', NULLIF(@reason, ''), @status FROM c
 	)`}
-	if card {
+	if v.card {
 		ctes = append(ctes, `a AS (
 		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at, outcome,
 			exp_month, exp_year)
 		SELECT id, @account, @fingerprint, @network, @merchant, @chain, @now, 'pending', @exp_month, @exp_year FROM c
 	)`)
 	}
-	if decision {
+	if v.decision {
 		ctes = append(ctes, `d AS (
 		INSERT INTO reattempt_decisions (at, processor_account, fingerprint, network, merchant_id, charge_id, chain,
 			reattempt_of, allowed, reason, rule, not_before, remaining, counters)
@@ -369,7 +373,7 @@ func createSQL(card, decision, nameOnKey, reference bool) string {
 		  FROM c
 	)`)
 	}
-	if nameOnKey {
+	if v.nameOnKey {
 		ctes = append(ctes, `k AS (
 		UPDATE idempotency_keys SET charge_id = c.id, recovery_point = @point FROM c
 		 WHERE merchant_id = @merchant AND key = @key AND charge_id IS DISTINCT FROM c.id
@@ -377,7 +381,7 @@ func createSQL(card, decision, nameOnKey, reference bool) string {
 	}
 	result := `
 	SELECT EXISTS (SELECT 1 FROM c), ''`
-	if reference {
+	if v.reference {
 		ctes = append(ctes, `r AS (
 		UPDATE idempotency_keys SET locked_until = NULL, charge_id = NULL, recovery_point = @started
 		 WHERE merchant_id = @merchant AND key = @key AND NOT EXISTS (SELECT 1 FROM c)

@@ -402,14 +402,25 @@ func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, [
 		"actor": actorOr(p.Actor), "reason": p.Reason, "first_check": firstCheck,
 		"next_id": nextID, "next_at": nextAt,
 	}
-	return positional(finishSQL(c.Status == charge.StatusPending, n > 0, cardOutcome), args)
+	v := finishVariant{pending: c.Status == charge.StatusPending, attempts: n > 0, card: cardOutcome}
+	if v.card != "" && v.card != "none" {
+		v.card = "update"
+	}
+	return positional(assemble(v, finishSQL), args)
+}
+
+// finishVariant names the parts of finishSQL an outcome needs: card is "" (the card's history
+// is unchanged), "none" (its attempt is dropped) or "update".
+type finishVariant struct {
+	pending, attempts bool
+	card              string
 }
 
 // finishSQL is the statement that stores an outcome, with only the parts it needs: an
 // unknown outcome enters reconciliation, attempts are appended when there are some, and the
 // card's history follows the outcome ("none" drops the card attempt of a charge that never
 // reached the card network). Each variant is one prepared statement.
-func finishSQL(pending, attempts bool, cardOutcome string) string {
+func finishSQL(v finishVariant) string {
 	ctes := []string{`cur AS (
 			SELECT attempts, status FROM charges WHERE id = @id AND merchant_id = @merchant
 		)`, `ev AS (
@@ -417,7 +428,7 @@ func finishSQL(pending, attempts bool, cardOutcome string) string {
 			SELECT @id, @actor, 'outcome', NULLIF(@reason, ''), cur.status, @status FROM cur
 			 WHERE cur.status IS DISTINCT FROM @status
 		)`}
-	if pending {
+	if v.pending {
 		ctes = append(ctes, `rc AS (
 			-- An unknown outcome enters reconciliation: its first check is due shortly.
 			INSERT INTO reconciliations (charge_id, next_check_at)
@@ -425,7 +436,7 @@ func finishSQL(pending, attempts bool, cardOutcome string) string {
 			ON CONFLICT (charge_id) DO NOTHING
 		)`)
 	}
-	if attempts {
+	if v.attempts {
 		ctes = append(ctes, `a AS (
 			INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class, http_status,
 				processor_code, request_id, retry_after_ms, backoff_ms, budget_tokens_before, budget_tokens_after)
@@ -438,7 +449,7 @@ func finishSQL(pending, attempts bool, cardOutcome string) string {
 				                     retry_after_ms, backoff_ms, tokens_before, tokens_after, ord)
 		)`)
 	}
-	switch cardOutcome {
+	switch v.card {
 	case "":
 	case "none":
 		ctes = append(ctes, `cd AS (

@@ -47,3 +47,16 @@ func positional(sql string, args pgx.NamedArgs) (string, []any, error) {
 	}
 	return cs.sql, vals, nil
 }
+
+// assembled holds the hot path's statements as assembled for each variant: a variant's
+// parts are joined once.
+var assembled sync.Map // a variant (a comparable struct of its own type) → string
+
+// assemble returns the statement build assembles for variant v, assembling it once.
+func assemble[V comparable](v V, build func(V) string) string {
+	if s, ok := assembled.Load(v); ok {
+		return s.(string)
+	}
+	s, _ := assembled.LoadOrStore(v, build(v))
+	return s.(string)
+}
