@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,10 +20,12 @@ type batcher interface {
 // first statements and its COMMIT with the last, so that a transaction of two phases costs
 // two round trips. Inside a test's transaction it is a savepoint.
 type pipelinedTx struct {
-	conn                 batcher
-	begin, commit, abort string
-	release              func()
-	open                 bool
+	conn    batcher
+	begin   string
+	commit  string
+	abort   []string // what ends the transaction without committing it
+	release func()
+	open    bool
 }
 
 // pipeline starts a pipelined transaction; its BEGIN is sent with the first batch.
@@ -33,13 +36,13 @@ func (db *DB) pipeline(ctx context.Context) (*pipelinedTx, error) {
 			return nil, errors.New("store: the executor cannot pipeline")
 		}
 		return &pipelinedTx{conn: tx, begin: "SAVEPOINT pipelined", commit: "RELEASE SAVEPOINT pipelined",
-			abort: "ROLLBACK TO SAVEPOINT pipelined", release: func() {}}, nil
+			abort: []string{"ROLLBACK TO SAVEPOINT pipelined", "RELEASE SAVEPOINT pipelined"}, release: func() {}}, nil
 	}
 	c, err := db.raw.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: acquire connection: %w", err)
 	}
-	return &pipelinedTx{conn: c, begin: "BEGIN", commit: "COMMIT", abort: "ROLLBACK", release: c.Release}, nil
+	return &pipelinedTx{conn: c, begin: "BEGIN", commit: "COMMIT", abort: []string{"ROLLBACK"}, release: c.Release}, nil
 }
 
 // send runs the batch's statements, opening the transaction first when it is not open yet
@@ -82,14 +85,20 @@ func (p *pipelinedTx) send(ctx context.Context, b *pgx.Batch, last bool, read fu
 	return err
 }
 
+// abortTimeout bounds the rollback of a pipelined transaction that did not commit.
+const abortTimeout = 5 * time.Second
+
 // close ends the transaction: it rolls back what was not committed and gives the
 // connection back (a connection whose rollback failed is closed by the pool).
 func (p *pipelinedTx) close(ctx context.Context) {
 	if p.open {
-		_, _ = p.conn.Exec(context.WithoutCancel(ctx), p.abort)
-		if p.begin != "BEGIN" {
-			_, _ = p.conn.Exec(context.WithoutCancel(ctx), "RELEASE SAVEPOINT pipelined")
+		// The caller's cancellation does not stop the rollback; a database that does not
+		// answer does, and the pool then closes the connection.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+		for _, sql := range p.abort {
+			_, _ = p.conn.Exec(actx, sql)
 		}
+		cancel()
 		p.open = false
 	}
 	p.release()
