@@ -76,7 +76,8 @@ type Begun struct {
 	// Refused is the network rules' refusal: the key is bound, no charge was created (or a
 	// failed charge was not reopened).
 	Refused *decline.Verdict
-	// History is the card's history the admission decided on (nil when there was none).
+	// History is the card's history the admission decided on: nil when there was none, or
+	// when it held nothing but approvals, which change no verdict of the network rules.
 	History decline.History
 }
 

@@ -163,6 +163,10 @@ rss=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -i
 printf "%-52s %12s %12s\n" "gateway RSS with 1000 charges in flight (MB)" "$(field "$rss" peak_rss_mb)" "<= 150"
 
 echo
+echo "== a charge's two phases through the store, 8 at a time over 500 cards: cards with approvals only (the intent in one round trip) beside cards with a decline (two)"
+go test ./store/ -run '^$' -bench ChargePhases -benchtime 6000x -count=1 | grep -E '^Benchmark'
+
+echo
 echo "== retry amplification: paygate's policy beside stripe-go's default and three nested layers of 3 (same populations)"
 go test ./policysim/ -run '^$' -bench Compare -benchtime 1x -count=1 | grep -vE '^(goos|goarch|pkg|cpu|PASS)'
 

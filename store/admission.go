@@ -160,7 +160,7 @@ func createCharge(ctx context.Context, tx pgx.Tx, p charge.BeginParams, now time
 			return err
 		}
 	}
-	plan, err := planCreation(p, now, hist, false, out)
+	plan, err := planCreation(p, now, hist, creationKnownKey, out)
 	if err != nil {
 		return err
 	}
@@ -200,8 +200,26 @@ type creation struct {
 	res     struct {
 		created     bool
 		duplicateOf string
+		// Of a clean creation (see creationClean): whether the card's history held nothing
+		// but approvals, whether the key was new, and the database clock.
+		clean, fresh bool
+		now          time.Time
 	}
 }
+
+// creationMode says how a key's new charge is created.
+type creationMode int
+
+const (
+	// creationNewKey: the key was written naming the charge, in the same transaction.
+	creationNewKey creationMode = iota
+	// creationKnownKey: the key was seen before; the statement names the charge on it.
+	creationKnownKey
+	// creationClean: one statement checks that the key is new and that the card's history
+	// holds nothing but approvals, and only then writes the key with the charge, on the
+	// database clock; the caller holds the card's lock.
+	creationClean
+)
 
 // apply reports the creation's outcome in out once its statements ran.
 func (cr *creation) apply(out *charge.Begun) {
@@ -232,7 +250,7 @@ func liveReference(ctx context.Context, q querier, merchantID, reference string)
 // charge may be attempted, and returns the statements that record the decision: a refusal
 // with the key released, or the charge with its key, card attempt, decision and audit
 // event. It runs no SQL itself, so that the statements can travel with the commit.
-func planCreation(p charge.BeginParams, now time.Time, hist decline.History, keyNamesCharge bool, out *charge.Begun) (*creation, error) {
+func planCreation(p charge.BeginParams, now time.Time, hist decline.History, mode creationMode, out *charge.Begun) (*creation, error) {
 	c := p.New
 	c.Card = p.Card
 	if c.Chain == "" {
@@ -306,15 +324,19 @@ func planCreation(p charge.BeginParams, now time.Time, hist decline.History, key
 		"fail_code": failCode, "fail_retry": failRetry, "reason": deref(failCode),
 		"dec_reason": decReason, "dec_rule": decRule, "dec_not_before": decNotBefore, "dec_remaining": decRemaining,
 		"dec_counters": decCounters, "started": idempotency.PointStarted,
+		"request_fp": p.Fingerprint[:], "lock_for": p.LockFor,
 	}
 	sql := assemble(createVariant{card: card.Fingerprint != "", decision: decAllowed && decFP != "",
-		nameOnKey: !keyNamesCharge, reference: c.Reference != ""}, createSQL)
+		nameOnKey: mode == creationKnownKey, reference: c.Reference != "", clean: mode == creationClean}, createSQL)
 	sql, vals, err := positional(sql, args)
 	if err != nil {
 		return nil, err
 	}
-	cr.stmts = append(cr.stmts, stmt{what: "create charge", sql: sql, args: vals,
-		scan: []any{&cr.res.created, &cr.res.duplicateOf}})
+	scan := []any{&cr.res.created, &cr.res.duplicateOf}
+	if mode == creationClean {
+		scan = []any{&cr.res.clean, &cr.res.fresh, &cr.res.created, &cr.res.now}
+	}
+	cr.stmts = append(cr.stmts, stmt{what: "create charge", sql: sql, args: vals, scan: scan})
 	c.Status = charge.Status(status)
 	if failCode != nil {
 		c.Failure = &charge.Failure{Code: *failCode, Retryable: *failRetry}
@@ -326,7 +348,7 @@ func planCreation(p charge.BeginParams, now time.Time, hist decline.History, key
 }
 
 // createVariant names the parts of createSQL a charge needs.
-type createVariant struct{ card, decision, nameOnKey, reference bool }
+type createVariant struct{ card, decision, nameOnKey, reference, clean bool }
 
 // createSQL is the statement that creates an admitted charge with everything that goes with
 // it, with only the parts it needs: the card attempt of a charge with a card, the allowed
@@ -342,21 +364,33 @@ func createSQL(v createVariant) string {
 		ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
 		DO NOTHING`
 	}
-	ctes := []string{`c AS (
+	var ctes []string
+	guard := ""
+	if v.clean {
+		ctes = append(ctes, `clock AS (SELECT clock_timestamp() AS t)`, `clean AS (
+		SELECT NOT EXISTS (SELECT 1 FROM card_attempts WHERE processor_account = @account AND fingerprint = @fingerprint
+			AND outcome IS DISTINCT FROM 'approved') AS ok
+	)`, `fresh AS (
+		SELECT NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE merchant_id = @merchant AND key = @key) AS ok
+	)`)
+		guard = `
+		WHERE (SELECT ok FROM clean) AND (SELECT ok FROM fresh)`
+	}
+	ctes = append(ctes, `c AS (
 		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference,
 			initiator, reattempt_mode, reattempt_of, chain, metadata, status, processor_key, processor_account,
 			card_fingerprint, card_network, card_exp_month, card_exp_year, created_at, updated_at,
 			failure_code, failure_retryable, finalized_at)
-		VALUES (@id, @merchant, @amount, @currency, @payment_method, NULLIF(@customer, ''), NULLIF(@reference, ''),
+		SELECT @id, @merchant, @amount, @currency, @payment_method, NULLIF(@customer, ''), NULLIF(@reference, ''),
 			@initiator, @mode, NULLIF(@reattempt_of, ''), @chain, @metadata, @status, @processor_key,
 			NULLIF(@account, ''), NULLIF(@fingerprint, ''), NULLIF(@network, ''), NULLIF(@exp_month::int, 0),
 			NULLIF(@exp_year::int, 0), @now, @now, @fail_code, @fail_retry,
-			CASE WHEN @status = 'failed' THEN @now::timestamptz END)` + conflict + `
+			CASE WHEN @status = 'failed' THEN @now::timestamptz END`+guard+conflict+`
 		RETURNING id
 	)`, `ev AS (
 		INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
 		SELECT id, @now, 'gateway', 'created', NULLIF(@reason, ''), @status FROM c
-	)`}
+	)`)
 	if v.card {
 		ctes = append(ctes, `a AS (
 		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at, outcome,
@@ -378,6 +412,18 @@ func createSQL(v createVariant) string {
 		UPDATE idempotency_keys SET charge_id = c.id, recovery_point = @point FROM c
 		 WHERE merchant_id = @merchant AND key = @key AND charge_id IS DISTINCT FROM c.id
 	)`)
+	}
+	if v.clean {
+		// No ON CONFLICT: a request racing with the same new key makes the statement fail,
+		// and the phase then runs the long way.
+		ctes = append(ctes, `k AS (
+		INSERT INTO idempotency_keys (merchant_id, key, fingerprint, charge_id, recovery_point, locked_until,
+			created_at, last_used_at)
+		SELECT @merchant, @key, @request_fp, id, @point, @now + @lock_for::interval, @now, @now FROM c
+	)`)
+		sql := "\n\tWITH " + strings.Join(ctes, ",\n\t") + `
+	SELECT (SELECT ok FROM clean), (SELECT ok FROM fresh), EXISTS (SELECT 1 FROM c), (SELECT t FROM clock)`
+		return strings.ReplaceAll(sql, "@now", "(SELECT t FROM clock)")
 	}
 	result := `
 	SELECT EXISTS (SELECT 1 FROM c), ''`

@@ -93,6 +93,10 @@ const bindKeySQL = `
 	SELECT now.t, EXISTS (SELECT 1 FROM k), (SELECT count(*) FROM l) FROM now`
 
 func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
+	out, ok, err := db.beginClean(ctx, p)
+	if ok || (err != nil && !retryableTxError(err)) {
+		return out, interpretError(err)
+	}
 	for run := 0; ; run++ {
 		out, ok, err := db.beginNew(ctx, p)
 		if ok || (err != nil && (!retryableTxError(err) || run+1 >= maxTxRuns || ctx.Err() != nil)) {
@@ -103,6 +107,56 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 		}
 	}
 	return db.beginExisting(ctx, p)
+}
+
+// beginClean is the first phase of a request whose key is new, for a card whose history
+// holds nothing but approvals (the common case), in one round trip: the card's lock, then
+// one statement that checks both conditions and only then writes the key with the charge,
+// then COMMIT. Approvals alone change no verdict of the network rules, so the verdict is the
+// one on an empty history, and it is what the statement records. It reports false, having
+// changed nothing, when either condition does not hold (or the charge's reference is live
+// on another charge): the long way then decides.
+func (db *DB) beginClean(ctx context.Context, p charge.BeginParams) (out charge.Begun, ok bool, err error) {
+	if p.Card == nil || p.Card.Fingerprint == "" || p.Admit == nil || p.New.ReattemptOf != "" ||
+		(p.New.Chain != "" && p.New.Chain != p.New.ID) {
+		return out, false, nil
+	}
+	// The verdict on an empty history depends on no clock; the rows get the database's.
+	plan, err := planCreation(p, time.Now(), nil, creationClean, &out)
+	if err != nil || plan.refused != nil {
+		return charge.Begun{}, false, err
+	}
+	tx, err := db.pipeline(ctx)
+	if err != nil {
+		return out, false, err
+	}
+	defer tx.close(ctx)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 7263))`, p.New.ProcessorAccount, p.Card.Fingerprint)
+	queue(b, plan.stmts)
+	err = tx.send(ctx, b, true, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("store: lock card: %w", err)
+		}
+		return readStmts(br, plan.stmts)
+	})
+	var conflict *ConflictError
+	if errors.As(err, &conflict) && conflict.Constraint == "idempotency_keys_pkey" {
+		return charge.Begun{}, false, nil // a request with the same key raced this one
+	}
+	if err != nil || !plan.res.created {
+		return charge.Begun{}, false, err
+	}
+	now := plan.res.now
+	lockUntil := now.Add(p.LockFor)
+	out.Now = now
+	out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
+		RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
+	out.Verdict = idempotency.Proceed
+	out.History = nil
+	plan.created.CreatedAt, plan.created.UpdatedAt = now, now
+	plan.apply(&out)
+	return out, true, nil
 }
 
 // beginNew is the first phase of a request whose key is new, in two round trips: the
@@ -153,7 +207,7 @@ func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (out charge.Be
 	out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
 		RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
 	out.Verdict = idempotency.Proceed
-	plan, err := planCreation(p, now, hist, true, &out)
+	plan, err := planCreation(p, now, hist, creationNewKey, &out)
 	if err != nil {
 		return out, false, err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/paygate/paygate/store"
 )
 
-func newMerchant(t *testing.T, db *store.DB, id string) {
+func newMerchant(t testing.TB, db *store.DB, id string) {
 	t.Helper()
 	k, _ := apikey.Generate()
 	if err := db.CreateKey(context.Background(), id, apikey.RoleCheckout, k); err != nil {

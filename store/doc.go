@@ -7,9 +7,9 @@
 //
 // Every state change runs in one transaction. Most go through InTx, which retries
 // serialization failures (SQLSTATE 40001) and deadlocks (40P01). The charge path that runs on
-// every request is shorter: a new key's first phase is a transaction pipelined in two
-// batches (BEGIN travels with the first statements, COMMIT with the last; retried like InTx),
-// and an outcome is one statement. Those statements are assembled from the parts each charge
+// every request is shorter: a new key's first phase is a transaction pipelined in one batch
+// when the card's history holds only approvals, or in two (BEGIN travels with the first
+// statements, COMMIT with the last; retried like InTx), and an outcome is one statement. Those statements are assembled from the parts each charge
 // needs, with named arguments numbered once per variant. Errors that callers inspect are
 // translated at this boundary into the sentinels ErrNotFound and ErrConflict.
 //

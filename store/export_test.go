@@ -12,9 +12,10 @@ func FinishStatement(p charge.FinishParams) (string, []any, error) {
 	return finishStatement(p, time.Minute)
 }
 
-// CreateStatement exposes the statement planCreation writes for a new charge.
-func CreateStatement(p charge.BeginParams, keyNamesCharge bool) (string, []any, error) {
-	plan, err := planCreation(p, time.Now(), decline.History{}, keyNamesCharge, &charge.Begun{})
+// CreateStatement exposes the statement planCreation writes for a new charge, in each mode
+// (CreationModes of them).
+func CreateStatement(p charge.BeginParams, mode int) (string, []any, error) {
+	plan, err := planCreation(p, time.Now(), decline.History{}, creationMode(mode), &charge.Begun{})
 	if err != nil {
 		return "", nil, err
 	}
@@ -24,3 +25,6 @@ func CreateStatement(p charge.BeginParams, keyNamesCharge bool) (string, []any, 
 
 // Positional exposes positional to the tests.
 var Positional = positional
+
+// CreationModes is how many creation modes there are.
+const CreationModes = int(creationClean) + 1

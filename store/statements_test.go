@@ -55,13 +55,14 @@ func TestStatementVariantsPrepare(t *testing.T) {
 	for _, ref := range []string{"", "order-1"} {
 		for _, card := range []*charge.Card{nil, testCard} {
 			for _, admit := range []bool{false, true} {
-				for _, keyNamesCharge := range []bool{false, true} {
-					p := charge.BeginParams{MerchantID: "m1", Key: "k", New: newCharge("m1", ref), Card: card}
+				for mode := range store.CreationModes {
+					p := charge.BeginParams{MerchantID: "m1", Key: "k", New: newCharge("m1", ref), Card: card,
+						LockFor: time.Minute}
 					if admit {
 						p.Admit = func(decline.History, time.Time) decline.Verdict { return decline.Verdict{Allowed: true} }
 					}
-					name := fmt.Sprintf("create_%t_%t_%t_%t", ref != "", card != nil, admit, keyNamesCharge)
-					sql, args, err := store.CreateStatement(p, keyNamesCharge)
+					name := fmt.Sprintf("create_%t_%t_%t_%d", ref != "", card != nil, admit, mode)
+					sql, args, err := store.CreateStatement(p, mode)
 					prepare(t, name, sql, args, err)
 				}
 			}
@@ -133,5 +134,63 @@ func TestProcessorKeyIsDerivedFromTheID(t *testing.T) {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "charges_processor_key_from_id" {
 		t.Fatalf("a processor key that is not pg_ and the id: got %v, want the check to refuse it", err)
+	}
+}
+
+// A new key on a card whose history holds nothing but approvals is admitted in one round
+// trip, on the verdict over an empty history; a card with anything else in its history is
+// decided over that history.
+func TestBeginChargeCleanAndDirtyCards(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := store.New(dbtest.Pool(t))
+	merchant := "m_clean_" + charge.NewID()
+	newMerchant(t, db, merchant)
+	card := &charge.Card{Fingerprint: "fp_" + merchant, Network: "visa", ExpMonth: 12, ExpYear: 2034}
+	beginOn := func(key string) charge.Begun {
+		t.Helper()
+		b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: merchant, Key: key,
+			Fingerprint: idempotency.Fingerprint{byte(len(key))}, LockFor: time.Minute, New: newCharge(merchant, ""), Card: card,
+			Admit: func(h decline.History, now time.Time) decline.Verdict {
+				return decline.Check(h, decline.Next{At: now, Network: decline.Visa}, decline.DefaultCaps())
+			}})
+		if err != nil || !b.Created {
+			t.Fatalf("begin %s: %+v, %v", key, b, err)
+		}
+		return b
+	}
+	finish := func(b charge.Begun, status charge.Status, outcome decline.Outcome) {
+		t.Helper()
+		c := *b.Charge
+		c.Status = status
+		if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: merchant, Key: c.IdempotencyKey, Charge: &c,
+			ResponseStatus: 201, ResponseBody: []byte(`{}`), Card: &charge.CardOutcome{Outcome: outcome}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	first := beginOn("k-first")
+	if first.History != nil || first.Now.IsZero() || !first.Charge.CreatedAt.Equal(first.Now) {
+		t.Fatalf("first charge of a card: history %v, now %v, created %v", first.History, first.Now, first.Charge.CreatedAt)
+	}
+	finish(first, charge.StatusSucceeded, decline.Approved)
+	second := beginOn("k-second")
+	if second.History != nil {
+		t.Fatalf("a card with only approvals: history %v, want none read", second.History)
+	}
+	// The second charge is still pending: the third is decided over the card's history.
+	third := beginOn("k-third")
+	if len(third.History) != 2 {
+		t.Fatalf("a card with a pending attempt: history of %d attempts, want 2", len(third.History))
+	}
+	finish(second, charge.StatusDeclined, decline.Declined)
+	finish(third, charge.StatusSucceeded, decline.Approved)
+	if fourth := beginOn("k-fourth"); len(fourth.History) != 3 {
+		t.Fatalf("a card with a decline: history of %d attempts, want 3", len(fourth.History))
+	}
+	var decisions int
+	if err := dbtest.Pool(t).QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE fingerprint = $1 AND allowed`,
+		card.Fingerprint).Scan(&decisions); err != nil || decisions != 4 {
+		t.Fatalf("allowed decisions recorded: %d (%v), want 4", decisions, err)
 	}
 }
