@@ -14,11 +14,15 @@ import (
 	"github.com/paygate/paygate/idempotency"
 )
 
+// cardLockSQL takes the lock of card $2 at processor account $1 until the transaction ends
+// (bindKeySQL takes the same lock).
+const cardLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 7263))`
+
 // cardLock serialises the decisions on one card at one processor account: two charges
 // racing for the last slot of a network cap are decided one after the other, each seeing
 // the other's attempt.
 func cardLock(ctx context.Context, tx pgx.Tx, account, fingerprint string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 7263))`, account, fingerprint)
+	_, err := tx.Exec(ctx, cardLockSQL, account, fingerprint)
 	if err != nil {
 		return fmt.Errorf("store: lock card: %w", err)
 	}

@@ -76,7 +76,8 @@ func (db *DB) statement(ctx context.Context, fn func(q querier) error) error {
 }
 
 // bindKeySQL binds a new key to its request (naming the charge about to be created) and,
-// when the request names a card, takes the card's lock (see admit). It returns the
+// when the request names a card, takes the card's lock (see admit; the same lock as
+// cardLockSQL). It returns the
 // database clock and whether the key is new.
 const bindKeySQL = `
 	WITH now AS (SELECT clock_timestamp() AS t),
@@ -132,7 +133,7 @@ func (db *DB) beginClean(ctx context.Context, p charge.BeginParams) (out charge.
 	}
 	defer tx.close(ctx)
 	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || $2, 7263))`, p.New.ProcessorAccount, p.Card.Fingerprint)
+	b.Queue(cardLockSQL, p.New.ProcessorAccount, p.Card.Fingerprint)
 	queue(b, plan.stmts)
 	err = tx.send(ctx, b, true, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
