@@ -40,6 +40,10 @@ func interpretError(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
+	var conflict *ConflictError
+	if errors.As(err, &conflict) {
+		return err // translated already
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return &ConflictError{Constraint: pgErr.ConstraintName, err: err}

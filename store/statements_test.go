@@ -194,3 +194,51 @@ func TestBeginChargeCleanAndDirtyCards(t *testing.T) {
 		t.Fatalf("allowed decisions recorded: %d (%v), want 4", decisions, err)
 	}
 }
+
+// Requests racing with the same new key: one creates the charge, every other finds the key
+// in use, and none fails (the one-round-trip path gives way to the long one on the clash).
+func TestBeginChargeSameKeyRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := store.New(dbtest.Pool(t))
+	merchant := "m_race_" + charge.NewID()
+	newMerchant(t, db, merchant)
+	const racers = 8
+	type result struct {
+		b   charge.Begun
+		err error
+	}
+	results := make(chan result, racers)
+	start := make(chan struct{})
+	for i := range racers {
+		go func() {
+			<-start
+			// Each racer's card is its own: the card's lock does not serialise them.
+			card := &charge.Card{Fingerprint: fmt.Sprintf("fp_%s_%d", merchant, i), Network: "visa", ExpMonth: 12, ExpYear: 2034}
+			b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: merchant, Key: "same", Fingerprint: idempotency.Fingerprint{7},
+				LockFor: time.Minute, New: newCharge(merchant, ""), Card: card,
+				Admit: func(h decline.History, now time.Time) decline.Verdict {
+					return decline.Check(h, decline.Next{At: now, Network: decline.Visa}, decline.DefaultCaps())
+				}})
+			results <- result{b, err}
+		}()
+	}
+	close(start)
+	created, inUse := 0, 0
+	for range racers {
+		r := <-results
+		switch {
+		case r.err != nil:
+			t.Errorf("racer failed: %v", r.err)
+		case r.b.Created:
+			created++
+		case r.b.Verdict == idempotency.InUse:
+			inUse++
+		default:
+			t.Errorf("racer: got %+v", r.b)
+		}
+	}
+	if created != 1 || inUse != racers-1 {
+		t.Fatalf("got %d created and %d in use, want 1 and %d", created, inUse, racers-1)
+	}
+}
