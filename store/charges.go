@@ -77,8 +77,7 @@ func (db *DB) statement(ctx context.Context, fn func(q querier) error) error {
 
 // bindKeySQL binds a new key to its request (naming the charge about to be created) and,
 // when the request names a card, takes the card's lock (see admit; the same lock as
-// cardLockSQL). It returns the
-// database clock and whether the key is new.
+// cardLockSQL). It returns the database clock and whether the key is new.
 const bindKeySQL = `
 	WITH now AS (SELECT clock_timestamp() AS t),
 	k AS (
@@ -92,6 +91,23 @@ const bindKeySQL = `
 		SELECT pg_advisory_xact_lock(hashtextextended($6 || '/' || $7, 7263)) WHERE $7 <> ''
 	)
 	SELECT now.t, EXISTS (SELECT 1 FROM k), (SELECT count(*) FROM l) FROM now`
+
+// newKeyBegun is what a first phase reports for a key it wrote at now, naming the charge it
+// creates.
+func newKeyBegun(p charge.BeginParams, now time.Time) charge.Begun {
+	lockUntil := now.Add(p.LockFor)
+	return charge.Begun{Now: now, Verdict: idempotency.Proceed, Record: idempotency.Record{MerchantID: p.MerchantID,
+		Key: p.Key, Fingerprint: p.Fingerprint, RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}}
+}
+
+// lockedCard returns the processor account and the card's fingerprint whose lock bindKeySQL
+// takes: both empty when the request names no card.
+func lockedCard(p charge.BeginParams) (account, fingerprint string) {
+	if p.Card == nil {
+		return "", ""
+	}
+	return p.New.ProcessorAccount, p.Card.Fingerprint
+}
 
 func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
 	out, ok, err := db.beginClean(ctx, p)
@@ -149,12 +165,7 @@ func (db *DB) beginClean(ctx context.Context, p charge.BeginParams) (out charge.
 		return charge.Begun{}, false, err
 	}
 	now := plan.res.now
-	lockUntil := now.Add(p.LockFor)
-	out.Now = now
-	out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
-		RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
-	out.Verdict = idempotency.Proceed
-	out.History = nil
+	out = newKeyBegun(p, now)
 	plan.created.CreatedAt, plan.created.UpdatedAt = now, now
 	plan.apply(&out)
 	return out, true, nil
@@ -173,13 +184,9 @@ func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (out charge.Be
 	var (
 		now      time.Time
 		inserted bool
-		account  string
-		cardFP   string
 		hist     decline.History
 	)
-	if p.Card != nil {
-		account, cardFP = p.New.ProcessorAccount, p.Card.Fingerprint
-	}
+	account, cardFP := lockedCard(p)
 	withHistory := p.Admit != nil && p.Card != nil
 	b := &pgx.Batch{}
 	b.Queue(bindKeySQL, p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointCreated, p.LockFor, account, cardFP, p.New.ID)
@@ -203,11 +210,7 @@ func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (out charge.Be
 	if err != nil || !inserted {
 		return out, false, err
 	}
-	out.Now = now
-	lockUntil := now.Add(p.LockFor)
-	out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
-		RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
-	out.Verdict = idempotency.Proceed
+	out = newKeyBegun(p, now)
 	plan, err := planCreation(p, now, hist, creationNewKey, &out)
 	if err != nil {
 		return out, false, err
@@ -233,33 +236,25 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 	var out charge.Begun
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		out = charge.Begun{}
-		// One round trip binds a new key and, when the request names a card, takes the
-		// card's lock (see admit): the common case then needs no more than the card's
-		// history and the insert of the charge.
+		// The key may have been reaped since the first look: binding it again writes it anew.
 		var (
 			now      time.Time
 			inserted bool
-			account  string
-			cardFP   string
 		)
-		if p.Card != nil {
-			account, cardFP = p.New.ProcessorAccount, p.Card.Fingerprint
-		}
+		account, cardFP := lockedCard(p)
 		err := tx.QueryRow(ctx, bindKeySQL,
 			p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointCreated, p.LockFor, account, cardFP, p.New.ID,
 		).Scan(&now, &inserted, new(int))
 		if err != nil {
 			return fmt.Errorf("store: bind key: %w", err)
 		}
-		out.Now = now
-		lockUntil := now.Add(p.LockFor)
 		if inserted {
 			// The new key names the charge created below; a refusal releases it.
-			out.Record = idempotency.Record{MerchantID: p.MerchantID, Key: p.Key, Fingerprint: p.Fingerprint,
-				RecoveryPoint: idempotency.PointCreated, LockedUntil: &lockUntil}
-			out.Verdict = idempotency.Proceed
+			out = newKeyBegun(p, now)
 			return createCharge(ctx, tx, p, now, &out, true)
 		}
+		out.Now = now
+		lockUntil := now.Add(p.LockFor)
 		rec, err := lockKey(ctx, tx, p.MerchantID, p.Key)
 		if err != nil {
 			return err
