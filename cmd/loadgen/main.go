@@ -73,7 +73,7 @@ func main() {
 	}
 
 	if *rate > 0 && *warmup > 0 {
-		openLoop(send, *rate, *warmup)
+		openLoop(send, *rate, *warmup, nil)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *dur)
 	defer cancel()
@@ -85,24 +85,15 @@ func main() {
 	var wg sync.WaitGroup
 	begin := time.Now()
 	if *rate > 0 {
-		// Open loop: a request every 1/rate, whatever the answers' latency.
-		tick := time.NewTicker(time.Duration(float64(time.Second) / *rate))
-		for ctx.Err() == nil {
-			<-tick.C
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				d, status, err := send(context.Background())
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil || (status != 200 && status != 201) {
-					bad++
-					return
-				}
-				lats = append(lats, d)
-			}()
-		}
-		tick.Stop()
+		openLoop(send, *rate, *dur, func(d time.Duration, status int, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || (status != 200 && status != 201) {
+				bad++
+				return
+			}
+			lats = append(lats, d)
+		})
 	}
 	for range *conc * boolInt(*rate == 0) {
 		wg.Add(1)
@@ -149,8 +140,9 @@ func cpuMS() float64 {
 }
 
 // openLoop sends a request every 1/rate for d, whatever the answers' latency, and waits
-// for the answers without recording them.
-func openLoop(send func(context.Context) (time.Duration, int, error), rate float64, d time.Duration) {
+// for the answers; record (nil: none) gets each one.
+func openLoop(send func(context.Context) (time.Duration, int, error), rate float64, d time.Duration,
+	record func(time.Duration, int, error)) {
 	var wg sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
@@ -159,7 +151,10 @@ func openLoop(send func(context.Context) (time.Duration, int, error), rate float
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, _ = send(context.Background())
+			lat, status, err := send(context.Background())
+			if record != nil {
+				record(lat, status, err)
+			}
 		}()
 	}
 	wg.Wait()
