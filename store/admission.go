@@ -73,8 +73,8 @@ type rowsQuerier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// admit decides under the card's lock whether c may be attempted now, and records the
-// decision.
+// admit decides under the card's lock whether c may be attempted now. The caller records
+// the decision (recordDecision) once it knows whether the attempt will be made.
 func admit(ctx context.Context, tx pgx.Tx, decide func(decline.History, time.Time) decline.Verdict, c *charge.Charge, now time.Time, out *charge.Begun) (decline.Verdict, error) {
 	if err := cardLock(ctx, tx, c.ProcessorAccount, c.Card.Fingerprint); err != nil {
 		return decline.Verdict{}, err
@@ -84,11 +84,7 @@ func admit(ctx context.Context, tx pgx.Tx, decide func(decline.History, time.Tim
 		return decline.Verdict{}, err
 	}
 	out.History = h
-	v := decide(h, now)
-	if err := recordDecision(ctx, tx, c, v, now); err != nil {
-		return decline.Verdict{}, err
-	}
-	return v, nil
+	return decide(h, now), nil
 }
 
 func recordDecision(ctx context.Context, tx pgx.Tx, c *charge.Charge, v decline.Verdict, now time.Time) error {

@@ -292,23 +292,41 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 						return fmt.Errorf("store: record card: %w", err)
 					}
 				}
+				// Refused, or its reference taken by a live charge meanwhile: the charge stays
+				// failed, and the key is free for a retry (no request runs under it).
+				unlock := func() error {
+					_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL
+						WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key)
+					return err
+				}
+				var verdict *decline.Verdict
 				if p.Admit != nil {
 					v, err := admit(ctx, tx, p.Admit, c, now, &out)
 					if err != nil {
 						return err
 					}
 					if !v.Allowed {
-						// Refused: the charge stays failed, and the key is free for a retry.
+						if err := recordDecision(ctx, tx, c, v, now); err != nil {
+							return err
+						}
 						out.Refused = &v
-						_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = NULL
-							WHERE merchant_id = $1 AND key = $2`, p.MerchantID, p.Key)
-						return err
+						return unlock()
 					}
+					verdict = &v
 				}
 				dup, err := reopenCharge(ctx, tx, c)
-				if dup != "" || err != nil {
-					out.DuplicateOf = dup
+				if err != nil {
 					return err
+				}
+				if dup != "" {
+					// No attempt follows: the allowed decision is not recorded.
+					out.DuplicateOf = dup
+					return unlock()
+				}
+				if verdict != nil {
+					if err := recordDecision(ctx, tx, c, *verdict, now); err != nil {
+						return err
+					}
 				}
 				if err := insertCardAttempt(ctx, tx, c, now); err != nil {
 					return err

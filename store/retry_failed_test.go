@@ -1,0 +1,140 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/idempotency"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/store"
+)
+
+// A retryably failed charge is not answered from storage: a retry with the same key runs the
+// same logical operation again, on the same charge and under the same processor key, after the
+// network rules decide again on the card read now.
+func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
+	t.Parallel()
+	allow := func(decline.History, time.Time) decline.Verdict { return decline.Verdict{Allowed: true} }
+	refuse := func(decline.History, time.Time) decline.Verdict {
+		return decline.Verdict{Reason: decline.ReasonNeverReattempt}
+	}
+	tests := []struct {
+		name  string
+		card  *charge.Card
+		admit func(decline.History, time.Time) decline.Verdict
+		// taken makes another live charge take the reference while the first is failed.
+		taken bool
+		want  charge.Status
+		// decisions are the network rules' decisions recorded for the card, as allowed
+		// or not: none when no attempt follows an allowed one.
+		decisions []bool
+	}{
+		{name: "card still unreadable", want: charge.StatusFailed},
+		{name: "card read and admitted", card: testCard, admit: allow, want: charge.StatusProcessing, decisions: []bool{true}},
+		{name: "card read and refused", card: testCard, admit: refuse, want: charge.StatusFailed, decisions: []bool{false}},
+		{name: "reference taken meanwhile", card: testCard, admit: allow, taken: true, want: charge.StatusFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			tx := dbtest.Tx(t)
+			db := store.New(tx)
+			newMerchant(t, db, "m1")
+			fp := idempotency.Fingerprint{7}
+			params := func(card *charge.Card, admit func(decline.History, time.Time) decline.Verdict) charge.BeginParams {
+				return charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp, LockFor: time.Minute,
+					New: newCharge("m1", "order-1"), Card: card, Admit: admit}
+			}
+
+			// The first request could not read the card: the charge is stored failed,
+			// retryably, and its answer is not kept.
+			first, err := db.BeginCharge(ctx, params(nil, allow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := first.Charge
+			if !first.Created || c.Status != charge.StatusFailed || c.Failure == nil || !c.Failure.Retryable {
+				t.Fatalf("first request: got %+v, want a charge failed retryably", first)
+			}
+			if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k", Charge: c,
+				Reason: c.Failure.Code}); err != nil {
+				t.Fatal(err)
+			}
+			var other charge.Begun
+			if tt.taken {
+				other = begin(t, db, "m1", "k_other", idempotency.Fingerprint{8}, newCharge("m1", "order-1"))
+				if !other.Created {
+					t.Fatalf("another charge with the failed charge's reference: got %+v, want it created", other)
+				}
+			}
+
+			again, err := db.BeginCharge(ctx, params(tt.card, tt.admit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Verdict != idempotency.Proceed || again.Created || again.PriorStatus != charge.StatusFailed {
+				t.Fatalf("retry: got %+v, want the failed charge taken up again", again)
+			}
+			if again.Charge == nil || again.Charge.ID != c.ID || again.Charge.ProcessorKey != c.ProcessorKey {
+				t.Fatalf("retry: got charge %+v, want %s under %s", again.Charge, c.ID, c.ProcessorKey)
+			}
+			if got := again.Refused != nil; got != (tt.admit != nil && !tt.admit(nil, time.Time{}).Allowed) {
+				t.Fatalf("retry: refused %v", again.Refused)
+			}
+			if tt.taken && again.DuplicateOf != other.Charge.ID {
+				t.Fatalf("retry: DuplicateOf %q, want %s", again.DuplicateOf, other.Charge.ID)
+			}
+
+			stored, err := db.Charge(ctx, "m1", c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stored.Status != tt.want {
+				t.Fatalf("stored charge: status %s, want %s", stored.Status, tt.want)
+			}
+			var cardAttempts int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM card_attempts WHERE charge_id = $1`, c.ID).Scan(&cardAttempts); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tt.want == charge.StatusProcessing]; cardAttempts != want {
+				t.Fatalf("card attempts of the charge: got %d, want %d (one only once it may reach the processor)", cardAttempts, want)
+			}
+			var decisions []bool
+			if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(allowed ORDER BY at), '{}') FROM reattempt_decisions
+				WHERE merchant_id = 'm1' AND fingerprint = $1 AND (charge_id IS NULL OR charge_id = $2)`,
+				testCard.Fingerprint, c.ID).Scan(&decisions); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(decisions) != fmt.Sprint(tt.decisions) {
+				t.Fatalf("decisions recorded: got %v, want %v", decisions, tt.decisions)
+			}
+			if tt.want == charge.StatusProcessing && (stored.Card == nil || stored.Card.Fingerprint != testCard.Fingerprint) {
+				t.Fatalf("stored charge: card %+v, want the card read on the retry", stored.Card)
+			}
+
+			// A retry that did not take the charge up leaves the key free once answered (the
+			// service stores the answer of a charge it does not carry): the next retry with the
+			// same key is not told that the first still runs.
+			if tt.want == charge.StatusFailed {
+				if again.Refused == nil && again.DuplicateOf == "" {
+					if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k", Charge: again.Charge,
+						Reason: c.Failure.Code}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				next, err := db.BeginCharge(ctx, params(nil, allow))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if next.Verdict != idempotency.Proceed || next.Charge == nil || next.Charge.ID != c.ID {
+					t.Fatalf("next retry: got %+v, want the same failed charge again", next)
+				}
+			}
+		})
+	}
+}
