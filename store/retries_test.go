@@ -138,3 +138,77 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 		})
 	}
 }
+
+// A key whose first request created no charge (the network rules refused it, or its reference
+// was live on another charge) stays bound to that request: a retry with the same key creates
+// the charge once nothing stands in its way any more, and later retries replay it.
+func TestBeginChargeKeyWithoutCharge(t *testing.T) {
+	t.Parallel()
+	allow := func(decline.History, time.Time) decline.Verdict { return decline.Verdict{Allowed: true} }
+	refuse := func(decline.History, time.Time) decline.Verdict {
+		return decline.Verdict{Reason: decline.ReasonTooEarly, NotBefore: time.Now().Add(time.Hour)}
+	}
+	for _, why := range []string{"refused by the network rules", "reference live on another charge"} {
+		t.Run(why, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := store.New(dbtest.Tx(t))
+			newMerchant(t, db, "m1")
+			fp := idempotency.Fingerprint{9}
+			params := func(admit func(decline.History, time.Time) decline.Verdict) charge.BeginParams {
+				return charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp, LockFor: time.Minute,
+					New: newCharge("m1", "order-2"), Card: testCard, Admit: admit}
+			}
+			var live charge.Begun
+			firstAdmit := refuse
+			if why != "refused by the network rules" {
+				live = begin(t, db, "m1", "k_live", idempotency.Fingerprint{10}, newCharge("m1", "order-2"))
+				firstAdmit = allow
+			}
+			first, err := db.BeginCharge(ctx, params(firstAdmit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Created || first.Charge != nil || (first.Refused == nil && first.DuplicateOf == "") {
+				t.Fatalf("first request: got %+v, want no charge", first)
+			}
+
+			// What stood in the way is gone: the rule lifted, or the live charge declined.
+			if live.Charge != nil {
+				c := live.Charge
+				c.Status = charge.StatusDeclined
+				if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k_live", Charge: c,
+					ResponseStatus: 402, ResponseBody: []byte(`{}`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			again, err := db.BeginCharge(ctx, params(allow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Verdict != idempotency.Proceed || !again.Created || again.Charge == nil ||
+				again.Charge.Status != charge.StatusProcessing {
+				t.Fatalf("retry: got %+v, want the charge created", again)
+			}
+			// Another body under the key is still another request.
+			if b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: "m1", Key: "k",
+				Fingerprint: idempotency.Fingerprint{11}, LockFor: time.Minute, New: newCharge("m1", "")}); err != nil ||
+				b.Verdict != idempotency.Mismatch {
+				t.Fatalf("other body under the key: got %+v, %v; want Mismatch", b, err)
+			}
+			c := again.Charge
+			c.Status = charge.StatusSucceeded
+			if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k", Charge: c,
+				Card: &charge.CardOutcome{Outcome: decline.Approved}, ResponseStatus: 200, ResponseBody: []byte(`{"ok":1}`)}); err != nil {
+				t.Fatal(err)
+			}
+			replay, err := db.BeginCharge(ctx, params(allow))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if replay.Verdict != idempotency.Replay || replay.Record.ChargeID != c.ID || string(replay.Record.ResponseBody) != `{"ok":1}` {
+				t.Fatalf("after the charge succeeded: got %+v, want its answer replayed", replay)
+			}
+		})
+	}
+}
