@@ -15,7 +15,7 @@ type CompleterConfig struct {
 	Idle time.Duration
 	// Timeout bounds one charge's run (default 8 s, the interactive deadline).
 	Timeout time.Duration
-	// Batch is how many charges one pass claims (default 50).
+	// Batch is how many charges one pass claims, one after another (default 50).
 	Batch int
 }
 
@@ -34,19 +34,28 @@ func (c CompleterConfig) withDefaults() CompleterConfig {
 
 // Complete resumes charges left processing by a process that died: each one through its own
 // processor key, inside the 24 h rule, as a run whose earlier attempts may have reached the
-// processor — so what it cannot settle becomes pending, for reconciliation, never failed
-// (unless the processor refuses the request itself as invalid). It never touches a charge
+// processor — so what it cannot settle becomes pending, for reconciliation, never failed.
+// It never touches a charge
 // that already has an outcome. It returns how many charges it carried to an outcome.
 //
 // Several replicas may run it at once: a charge is claimed by locking its key.
 func (s *Service) Complete(ctx context.Context, cfg CompleterConfig) (int, error) {
 	cfg = cfg.withDefaults()
-	claims, now, err := s.store.ClaimStuck(ctx, cfg.Idle, cfg.Timeout+s.lockMargin, cfg.Batch)
-	if err != nil {
-		return 0, fmt.Errorf("charge: claim stuck charges: %w", err)
-	}
 	done := 0
-	for _, cl := range claims {
+	// One claim at a time: a key's lock covers the run that follows its claim, and the 24 h
+	// rule is judged on the database clock of that claim, however long the pass takes.
+	for range cfg.Batch {
+		if err := ctx.Err(); err != nil {
+			return done, err
+		}
+		claims, now, err := s.store.ClaimStuck(ctx, cfg.Idle, cfg.Timeout+s.lockMargin, 1)
+		if err != nil {
+			return done, fmt.Errorf("charge: claim stuck charges: %w", err)
+		}
+		if len(claims) == 0 {
+			break
+		}
+		cl := claims[0]
 		c := cl.Charge
 		s.log.Info("completing a charge left mid-flight", zap.String("charge_id", c.ID), zap.String("merchant_id", c.MerchantID))
 		if _, err := s.carry(ctx, c.MerchantID, cl.Key, c, now, cfg.Timeout, true, nil); err != nil {

@@ -131,6 +131,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 // create runs a keyed request for a new charge; reattemptOf and chain are set for a
 // reattempt of a declined charge.
 func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain string) (Response, error) {
+	// The caller's deadline runs from here: the card's read and the first phase spend it too.
+	start := time.Now()
 	id := p.id
 	if id == "" {
 		id = NewID()
@@ -201,7 +203,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	// A charge found processing was left mid-flight by a request that died: it may have
 	// reached the processor already.
 	uncertain := !begun.Created && begun.PriorStatus == StatusProcessing
-	return s.carry(ctx, p.MerchantID, p.Key, c, begun.Now, p.Timeout, uncertain, begun.History)
+	return s.carry(ctx, p.MerchantID, p.Key, c, begun.Now, p.Timeout-time.Since(start), uncertain, begun.History)
 }
 
 // card reads the card behind a payment method. A payment method the processor does not know
@@ -255,9 +257,10 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(timeout-s.answerMargin, 0))
 	defer cancel()
 	out := s.runner.Run(runCtx, c)
-	if uncertain && out.Status == StatusFailed && (out.Failure == nil || out.Failure.Retryable) {
-		// Nothing this run sent reached the processor, but an earlier one may have:
-		// uncertainty is sticky.
+	if uncertain && out.Status == StatusFailed {
+		// Nothing this run sent was executed, but an earlier run's request may have been:
+		// uncertainty is sticky. That holds for a request the processor refused as invalid
+		// too: what it refused is this run's request, not the earlier one.
 		out.Status, out.Failure = StatusPending, nil
 	}
 	c.Status = out.Status

@@ -281,8 +281,10 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 				// The same operation runs again, so the network rules decide again; from here
 				// until its outcome is stored it may reach the processor, so a crash must leave
 				// it processing.
-				if c.Card == nil && p.Card == nil {
-					return nil // the card cannot be read now: the charge stays failed
+				if p.Card == nil {
+					// The card cannot be read now, and the network rules decide on the card
+					// as the processor has it: the charge stays failed, retryably.
+					return nil
 				}
 				if c.Card == nil {
 					c.Card = p.Card
