@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,19 @@ import (
 	"github.com/paygate/paygate/idempotency"
 	"github.com/paygate/paygate/store"
 )
+
+// chargeIDRE is the shape of a charge id (charge.NewID): anything else cannot name a charge.
+var chargeIDRE = regexp.MustCompile(`^ch_[A-Za-z0-9_]{1,61}$`)
+
+// chargeID returns the charge id of the request's path, or errNotFound when it cannot be
+// one (so that bytes PostgreSQL cannot hold, such as NUL, never reach a query).
+func chargeID(c echo.Context) (string, *Error) {
+	id := c.Param("id")
+	if !chargeIDRE.MatchString(id) {
+		return "", errNotFound
+	}
+	return id, nil
+}
 
 const (
 	defaultRequestTimeout = 8 * time.Second
@@ -68,9 +82,6 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	if apiErr := refuseCardData(body); apiErr != nil {
-		return apiErr
-	}
 	var b reattemptBody
 	if apiErr := decodeStrict(body, &b); apiErr != nil {
 		return apiErr
@@ -79,12 +90,16 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 	if b.PaymentMethod != nil && !charge.IsPaymentMethodID(pm) {
 		return invalid(charge.CodeParameterInvalid, "payment_method", "payment_method must be a processor payment method id (pm_...)")
 	}
+	id, apiErr := chargeID(c)
+	if apiErr != nil {
+		return apiErr
+	}
 	fp, err := idempotency.FingerprintOf(c.Request().Method, c.Request().URL.Path, body)
 	if err != nil {
 		return invalid("invalid_json", "", "the request body is not valid JSON")
 	}
 	resp, err := h.charges.Reattempt(c.Request().Context(), charge.ReattemptParams{
-		MerchantID: p.MerchantID, Key: key, Fingerprint: fp, ChargeID: c.Param("id"), PaymentMethod: pm, Timeout: timeout,
+		MerchantID: p.MerchantID, Key: key, Fingerprint: fp, ChargeID: id, PaymentMethod: pm, Timeout: timeout,
 	})
 	switch {
 	case errors.Is(err, charge.ErrNotFound):
@@ -170,7 +185,11 @@ func requestTimeout(v string) (time.Duration, *Error) {
 
 func (h *chargeHandlers) get(c echo.Context) error {
 	p, _ := principalOf(c)
-	ch, err := h.charges.Get(c.Request().Context(), p.MerchantID, c.Param("id"))
+	id, apiErr := chargeID(c)
+	if apiErr != nil {
+		return apiErr
+	}
+	ch, err := h.charges.Get(c.Request().Context(), p.MerchantID, id)
 	if errors.Is(err, charge.ErrNotFound) {
 		return errNotFound
 	}
@@ -221,8 +240,8 @@ func (h *chargeHandlers) list(c echo.Context) error {
 		}
 		lp.Limit = n
 	}
-	if len(lp.StartingAfter) > 64 {
-		return invalid(charge.CodeParameterInvalid, "starting_after", "starting_after must be a charge id")
+	if lp.StartingAfter != "" && !chargeIDRE.MatchString(lp.StartingAfter) {
+		return invalid(charge.CodeParameterInvalid, "starting_after", "starting_after must be a charge id (ch_...)")
 	}
 	list, more, err := h.charges.List(c.Request().Context(), lp)
 	if err != nil {
@@ -257,7 +276,7 @@ type chargeJSON struct {
 	Metadata       map[string]string     `json:"metadata"`
 	Failure        *charge.Failure       `json:"failure,omitempty"`
 	Decline        json.RawMessage       `json:"decline,omitempty"`
-	AttemptsDetail []attemptJSON         `json:"attempts_detail,omitempty"`
+	AttemptsDetail *[]attemptJSON        `json:"attempts_detail,omitempty"` // set in the detail view only
 	Events         []store.Event         `json:"events,omitempty"`
 	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
 	// Chain lists the charges of the reattempt chain, oldest first.
@@ -299,15 +318,17 @@ func chargeView(c *charge.Charge, detail bool) chargeJSON {
 		v.Metadata = map[string]string{}
 	}
 	if detail {
-		v.AttemptsDetail = make([]attemptJSON, 0, len(c.AttemptsDetail))
+		// Always present in the detail view, empty when no attempt was made.
+		attempts := make([]attemptJSON, 0, len(c.AttemptsDetail))
 		for _, a := range c.AttemptsDetail {
-			v.AttemptsDetail = append(v.AttemptsDetail, attemptJSON{
+			attempts = append(attempts, attemptJSON{
 				N: a.N, StartedAt: a.StartedAt.UTC().Format(time.RFC3339Nano), DurationMS: a.DurationMS,
 				TimeoutMS: a.TimeoutMS, Class: a.Class, HTTPStatus: a.HTTPStatus, ProcessorCode: a.ProcessorCode,
 				RetryAfterMS: a.RetryAfterMS, BackoffMS: a.BackoffMS,
 				BudgetTokensBefore: a.BudgetTokensBefore, BudgetTokensAfter: a.BudgetTokensAfter,
 			})
 		}
+		v.AttemptsDetail = &attempts
 	}
 	return v
 }

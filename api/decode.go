@@ -28,9 +28,6 @@ type chargeBody struct {
 // that is not exactly one JSON object of known fields, and any card-number-like value
 // anywhere in the body, without echoing it.
 func decodeChargeRequest(body []byte, lim charge.Limits) (charge.Request, *Error) {
-	if err := refuseCardData(body); err != nil {
-		return charge.Request{}, err
-	}
 	var b chargeBody
 	if err := decodeStrict(body, &b); err != nil {
 		return charge.Request{}, err
@@ -63,10 +60,19 @@ func decodeChargeRequest(body []byte, lim charge.Limits) (charge.Request, *Error
 	return r, nil
 }
 
-// decodeStrict decodes exactly one JSON object into v, refusing unknown fields.
+// decodeStrict decodes exactly one JSON object into v, refusing unknown fields. A body
+// holding a card number anywhere is refused first, so that no later error (an unknown
+// parameter's name, say) can echo one.
 func decodeStrict(body []byte, v any) *Error {
-	if len(bytes.TrimSpace(body)) == 0 {
+	if err := refuseCardData(body); err != nil {
+		return err
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return invalid("body_missing", "", "the request body must be a JSON object")
+	}
+	if trimmed[0] != '{' && json.Valid(trimmed) {
+		return invalid(charge.CodeParameterInvalid, "", "the request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -74,6 +80,8 @@ func decodeStrict(body []byte, v any) *Error {
 	if err := dec.Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		switch {
+		case errors.As(err, &typeErr) && typeErr.Field == "":
+			return invalid(charge.CodeParameterInvalid, "", "the request body must be a JSON object")
 		case errors.As(err, &typeErr):
 			return invalid(charge.CodeParameterInvalid, typeErr.Field, fmt.Sprintf("%s has the wrong type", typeErr.Field))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -90,40 +98,38 @@ func decodeStrict(body []byte, v any) *Error {
 }
 
 // refuseCardData refuses a body in which any string, number or key looks like a card
-// number. The body is decoded first so that escapes (\u0034...) cannot hide digits.
+// number. It reads the body's token stream, so that escapes (\u0034...) cannot hide digits
+// and a duplicate key cannot hide the value it overrides: every key and value is checked,
+// whichever one a decoder keeps. A body that is not JSON is checked up to where it stops
+// being JSON; decodeStrict then refuses it without echoing it.
 func refuseCardData(body []byte) *Error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil // not JSON: decodeStrict refuses it without echoing it
-	}
-	if holdsCardNumber(v) {
-		return invalid(charge.CodeCardData, "", "card data is not accepted: send a processor payment method id (pm_...)")
+	if holdsCardNumber(body) {
+		return errCardData
 	}
 	return nil
 }
 
-func holdsCardNumber(v any) bool {
-	switch t := v.(type) {
-	case string:
-		return charge.ContainsCardNumber(t)
-	case json.Number:
-		return charge.ContainsCardNumber(t.String())
-	case []any:
-		for _, e := range t {
-			if holdsCardNumber(e) {
+// holdsCardNumber reports whether any key, string or number of the JSON text in body looks
+// like a card number.
+func holdsCardNumber(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // io.EOF, or the end of what is JSON
+		}
+		switch t := tok.(type) {
+		case string:
+			if charge.ContainsCardNumber(t) {
 				return true
 			}
-		}
-	case map[string]any:
-		for k, e := range t {
-			if charge.ContainsCardNumber(k) || holdsCardNumber(e) {
+		case json.Number:
+			if charge.ContainsCardNumber(t.String()) {
 				return true
 			}
 		}
 	}
-	return false
 }
 
 func deref(s *string) string {

@@ -26,6 +26,16 @@ func TestDecodeChargeRequest(t *testing.T) {
 		{"card in key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"4242424242424242":"x"}}`, "card_data_not_accepted"},
 		{"card as number", `{"amount":4242424242424242,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`, "card_data_not_accepted"},
 		{"not an object", `"hello"`, "parameter_invalid"},
+		{"array", `[]`, "parameter_invalid"},
+		{"null", `null`, "parameter_invalid"},
+		{"card behind a duplicate metadata key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"n":"4242424242424242","n":"x"}}`, "card_data_not_accepted"},
+		{"card behind a duplicate field", `{"reference":"4242424242424242","amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"r"}`, "card_data_not_accepted"},
+		{"card behind a duplicate object", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"4242 4242 4242 4242"},"metadata":{}}`, "card_data_not_accepted"},
+		{"card after the object", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"} "4242424242424242"`, "card_data_not_accepted"},
+		{"card as an unknown field's name", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","4111111111111111":"x"}`, "card_data_not_accepted"},
+		{"card with double spaces", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"n":"4242  4242  4242  4242"}}`, "card_data_not_accepted"},
+		{"NUL in metadata value", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"x\u0000y"}}`, "parameter_invalid"},
+		{"NUL in metadata key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a\u0000":"x"}}`, "parameter_invalid"},
 	} {
 		_, err := decodeChargeRequest([]byte(tc.body), lim)
 		switch {
@@ -59,7 +69,7 @@ func FuzzDecodeChargeRequest(f *testing.F) {
 			t.Fatalf("accepted an invalid request: %v", verr)
 		}
 		b, _ := json.Marshal(r)
-		if holdsCardNumber(string(b)) || charge.ContainsCardNumber(r.PaymentMethod) {
+		if holdsCardNumber(b) || charge.ContainsCardNumber(r.PaymentMethod) {
 			t.Fatalf("accepted card data: %s", b)
 		}
 	})

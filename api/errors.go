@@ -6,6 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/charge"
 )
 
 // Error types of the envelope, as Stripe names them.
@@ -54,6 +56,8 @@ var (
 		Message: "this API key's role may not use this endpoint"}
 	errInternal = &Error{Status: http.StatusInternalServerError, Type: typeAPI, Code: "internal_error",
 		Message: "an internal error occurred; the request may be retried with the same Idempotency-Key"}
+	errCardData = &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: charge.CodeCardData,
+		Message: "card data is not accepted: send a processor payment method id (pm_...)"}
 	errUnavailable = &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "service_unavailable",
 		Message: "the service is shutting down or its database is unreachable; retry with the same Idempotency-Key"}
 )

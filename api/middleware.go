@@ -9,6 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/charge"
 )
 
 const ctxRequestID = "paygate.request_id"
@@ -24,6 +26,24 @@ func withRequestID(next echo.HandlerFunc) echo.HandlerFunc {
 		id := "req_" + strings.ToLower(rand.Text())
 		c.Set(ctxRequestID, id)
 		c.Response().Header().Set("Request-Id", id)
+		return next(c)
+	}
+}
+
+// refuseCardQuery refuses a request whose query string holds a card number in a parameter's
+// name or value, before any handler can echo the parameter in an error.
+func refuseCardQuery(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		for k, vs := range c.QueryParams() {
+			if charge.ContainsCardNumber(k) {
+				return errCardData
+			}
+			for _, v := range vs {
+				if charge.ContainsCardNumber(v) {
+					return errCardData
+				}
+			}
+		}
 		return next(c)
 	}
 }

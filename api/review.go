@@ -83,7 +83,10 @@ func (h *reviewHandlers) queue(c echo.Context) error {
 // reconcileNow answers POST /v1/charges/{id}/reconcile: the processor is queried now.
 func (h *reviewHandlers) reconcileNow(c echo.Context) error {
 	p, _ := principalOf(c)
-	id := c.Param("id")
+	id, apiErr := chargeID(c)
+	if apiErr != nil {
+		return apiErr
+	}
 	if _, err := h.charges.Get(c.Request().Context(), p.MerchantID, id); errors.Is(err, charge.ErrNotFound) {
 		return errNotFound
 	} else if err != nil {
@@ -136,11 +139,18 @@ func (h *reviewHandlers) resolve(c echo.Context) error {
 	if len(note) > 2000 {
 		return invalid(charge.CodeParameterInvalid, "note", "note must be at most 2000 characters")
 	}
+	if strings.ContainsRune(note, 0) {
+		return invalid(charge.CodeParameterInvalid, "note", "note may not contain the NUL character (U+0000)")
+	}
 	if charge.ContainsCardNumber(note) {
 		return invalid(charge.CodeCardData, "note", "card data is not accepted")
 	}
+	id, apiErr := chargeID(c)
+	if apiErr != nil {
+		return apiErr
+	}
 	ch, err := h.review.ManualResolve(c.Request().Context(), store.ManualResolution{
-		MerchantID: p.MerchantID, ChargeID: c.Param("id"), Outcome: outcome, Note: note,
+		MerchantID: p.MerchantID, ChargeID: id, Outcome: outcome, Note: note,
 		Actor: "operator:" + p.KeyID, Within: resolveWindow,
 	})
 	switch {

@@ -55,7 +55,7 @@ func New(cfg Config) *echo.Echo {
 	}
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
 
-	v1 := e.Group("/v1", authenticate(cfg.Auth))
+	v1 := e.Group("/v1", refuseCardQuery, authenticate(cfg.Auth))
 	h := &chargeHandlers{charges: cfg.Charges, limits: cfg.Limits, log: cfg.Log, review: cfg.Review}
 	checkout := requireRole(apikey.RoleCheckout)
 	limit := middleware.BodyLimit("64K")

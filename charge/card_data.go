@@ -1,18 +1,18 @@
 package charge
 
 // ContainsCardNumber reports whether s holds something that looks like a card number: a run
-// of 13 to 19 digits, optionally grouped by single spaces or hyphens, that passes the Luhn
-// check. Longer digit runs (order numbers, timestamps) are not card numbers.
+// of 13 to 19 digits, optionally grouped by runs of spaces, hyphens or dots ("4242 4242",
+// "4242  -  4242", "4242.4242"), that passes the Luhn check. Longer digit runs (order
+// numbers, timestamps) are not card numbers.
 //
 // paygate accepts processor payment method ids, never card data: a request that carries a
 // card number anywhere is refused, and the value is never stored or logged.
 func ContainsCardNumber(s string) bool {
 	var digits [20]byte
-	n := 0       // digits in the current run; 20 means "too long to be a card"
-	sep := false // the previous character was a separator inside a run
+	n := 0 // digits in the current run; 20 means "too long to be a card"
 	flush := func() bool {
 		ok := n >= 13 && n <= 19 && luhn(digits[:n])
-		n, sep = 0, false
+		n = 0
 		return ok
 	}
 	for i := 0; i < len(s); i++ {
@@ -23,9 +23,8 @@ func ContainsCardNumber(s string) bool {
 				digits[n] = c - '0'
 				n++
 			}
-			sep = false
-		case (c == ' ' || c == '-') && n > 0 && !sep:
-			sep = true
+		case (c == ' ' || c == '-' || c == '.') && n > 0:
+			// A separator inside a run of digits: the run goes on.
 		default:
 			if flush() {
 				return true

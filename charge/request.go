@@ -109,6 +109,10 @@ func (r *Request) Validate(lim Limits) error {
 		if k == "" || utf8.RuneCountInString(k) > maxMetadataKeyLen || strings.ContainsAny(k, "[]") {
 			return &ValidationError{"metadata", CodeParameterInvalid, fmt.Sprintf("metadata keys are 1 to %d characters without brackets", maxMetadataKeyLen)}
 		}
+		if strings.ContainsRune(k, 0) || strings.ContainsRune(v, 0) {
+			// PostgreSQL text and jsonb cannot hold U+0000.
+			return &ValidationError{"metadata", CodeParameterInvalid, "metadata keys and values may not contain the NUL character (U+0000)"}
+		}
 		if utf8.RuneCountInString(v) > maxMetadataValueLen {
 			return &ValidationError{"metadata[" + k + "]", CodeParameterInvalid, fmt.Sprintf("metadata values are at most %d characters", maxMetadataValueLen)}
 		}

@@ -39,6 +39,8 @@ func TestRequestValidate(t *testing.T) {
 		{"long reference", func(r *Request) { r.Reference = strings.Repeat("r", 256) }, "reference", CodeParameterInvalid},
 		{"control char reference", func(r *Request) { r.Reference = "a\nb" }, "reference", CodeParameterInvalid},
 		{"metadata key too long", func(r *Request) { r.Metadata = map[string]string{strings.Repeat("k", 41): "v"} }, "metadata", CodeParameterInvalid},
+		{"NUL in metadata value", func(r *Request) { r.Metadata = map[string]string{"k": "a\x00b"} }, "metadata", CodeParameterInvalid},
+		{"NUL in metadata key", func(r *Request) { r.Metadata = map[string]string{"k\x00": "v"} }, "metadata", CodeParameterInvalid},
 		{"metadata value too long", func(r *Request) { r.Metadata = map[string]string{"k": strings.Repeat("v", 501)} }, "metadata[k]", CodeParameterInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
 	"github.com/pressly/goose/v3"
@@ -21,10 +22,19 @@ type MigrationStatus struct {
 // Pending reports whether migrations are still to be applied.
 func (s MigrationStatus) Pending() bool { return s.Current < s.Target }
 
-func provider(url string) (*goose.Provider, *sql.DB, error) {
+// provider returns the migration provider of the database at url, once the database
+// answered: a URL pgx cannot parse or a database it cannot reach fails here, with pgx's
+// error (a *pgconn.ParseConfigError or *pgconn.ConnectError) in the chain.
+func provider(ctx context.Context, url string) (*goose.Provider, *sql.DB, error) {
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: open for migrations: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("store: connect for migrations: %w", err)
 	}
 	// A session advisory lock makes concurrent `paygate migrate` runs of several replicas
 	// apply each file once.
@@ -45,7 +55,7 @@ func provider(url string) (*goose.Provider, *sql.DB, error) {
 // Migrate applies every pending migration to the database at url and returns the versions
 // it applied.
 func Migrate(ctx context.Context, url string) ([]int64, error) {
-	p, db, err := provider(url)
+	p, db, err := provider(ctx, url)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +73,7 @@ func Migrate(ctx context.Context, url string) ([]int64, error) {
 
 // Migrations reports the schema version of the database at url against this binary's.
 func Migrations(ctx context.Context, url string) (MigrationStatus, error) {
-	p, db, err := provider(url)
+	p, db, err := provider(ctx, url)
 	if err != nil {
 		return MigrationStatus{}, err
 	}

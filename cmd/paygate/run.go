@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -64,7 +68,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, oneLine(err))
+	fmt.Fprintln(stderr, redactPassword(oneLine(databaseError(err)), getenv("DATABASE_URL")))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -77,14 +81,56 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return "paygate: " + e.msg }
 
+// oneLine returns the message of err on one line: the lines of a multi-line message (pgx
+// puts the reason a connection failed on the lines after the first) joined, not cut.
 func oneLine(err error) string {
-	s := err.Error()
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
+	var b strings.Builder
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
 		}
+		if b.Len() > 0 {
+			if prev := b.String(); strings.HasSuffix(prev, ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(line)
 	}
-	return s
+	return b.String()
+}
+
+// databaseError names DATABASE_URL in an error that says the database it points to cannot
+// be used: a connection string pgx cannot parse, or a database it cannot connect to.
+func databaseError(err error) error {
+	var (
+		parse   *pgconn.ParseConfigError
+		connect *pgconn.ConnectError
+	)
+	if (errors.As(err, &parse) || errors.As(err, &connect)) && !strings.Contains(err.Error(), "DATABASE_URL") {
+		return fmt.Errorf("paygate: DATABASE_URL: %w", err)
+	}
+	return err
+}
+
+// redactPassword replaces the password of the database URL in msg, as given and as
+// escaped in the URL, whatever library wrote msg.
+func redactPassword(msg, dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.User == nil {
+		return msg
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	if _, escaped, found := strings.Cut(u.User.String(), ":"); found && escaped != "" {
+		msg = strings.ReplaceAll(msg, escaped, "xxxxx")
+	}
+	return msg
 }
 
 // newLogger returns the JSON logger of the process, writing to w.

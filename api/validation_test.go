@@ -1,0 +1,127 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"go.uber.org/zap"
+
+	"github.com/paygate/paygate/charge"
+)
+
+// TestDecodeStrictRefusesCardData: every body decoded for any endpoint is checked for card
+// numbers before anything that could echo a part of it (an unknown parameter's name).
+func TestDecodeStrictRefusesCardData(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body string
+	}{
+		{"unknown field named by a card", `{"outcome":"succeeded","note":"ok","4111111111111111":"x"}`},
+		{"unknown field holding a card", `{"outcome":"succeeded","note":"ok","pan":"4111 1111 1111 1111"}`},
+		{"card behind a duplicate key", `{"outcome":"succeeded","note":"4111111111111111","note":"ok"}`},
+		{"card with dots", `{"outcome":"succeeded","note":"4111.1111.1111.1111"}`},
+		{"card in a wrongly typed field", `{"outcome":4111111111111111,"note":"ok"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b resolveBody
+			err := decodeStrict([]byte(tc.body), &b)
+			if err == nil || err.Code != charge.CodeCardData {
+				t.Fatalf("decodeStrict(%s): got %v, want %s", tc.body, err, charge.CodeCardData)
+			}
+			if strings.Contains(err.Message+err.Param, "1111") {
+				t.Fatalf("decodeStrict(%s): error echoes the card number: %+v", tc.body, err)
+			}
+		})
+	}
+}
+
+// TestDecodeStrictNotAnObject: a body that is JSON but not an object is told so.
+func TestDecodeStrictNotAnObject(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`[]`, `"x"`, `null`, `1`, ` [{"outcome":"failed"}]`, `true`, `[] {}`} {
+		var b resolveBody
+		err := decodeStrict([]byte(body), &b)
+		if err == nil || err.Status != http.StatusBadRequest || err.Code != charge.CodeParameterInvalid ||
+			err.Message != "the request body must be a JSON object" || err.Param != "" {
+			t.Errorf("decodeStrict(%s): got %+v, want 400 parameter_invalid: the request body must be a JSON object", body, err)
+		}
+	}
+}
+
+// TestDecodeStrictInvalidJSON: a body that is not JSON at all is told so.
+func TestDecodeStrictInvalidJSON(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`amount=1`, `{`, `{"outcome":}`, `[`} {
+		var b resolveBody
+		if err := decodeStrict([]byte(body), &b); err == nil || err.Code != "invalid_json" {
+			t.Errorf("decodeStrict(%s): got %+v, want invalid_json", body, err)
+		}
+	}
+}
+
+// TestRefuseCardQuery: a card number in a query parameter's name or value is refused before
+// the handler runs, and never echoed.
+func TestRefuseCardQuery(t *testing.T) {
+	t.Parallel()
+	e := echo.New()
+	e.HTTPErrorHandler = errorHandler(zap.NewNop())
+	e.GET("/v1/charges", func(c echo.Context) error {
+		for k := range c.QueryParams() {
+			if k != "limit" {
+				return invalid("parameter_unknown", k, "unknown parameter "+strconvQuote(k))
+			}
+		}
+		return c.NoContent(http.StatusOK)
+	}, refuseCardQuery)
+	for _, tc := range []struct {
+		query      string
+		wantStatus int
+	}{
+		{"limit=10", http.StatusOK},
+		{"4111111111111111=1", http.StatusBadRequest},
+		{"limit=4111111111111111", http.StatusBadRequest},
+		{"x=4111-1111-1111-1111", http.StatusBadRequest},
+		{"x=4111%201111%201111%201111", http.StatusBadRequest},
+		{"limit=10&limit=4111111111111111", http.StatusBadRequest},
+	} {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/charges?"+tc.query, nil))
+		if rec.Code != tc.wantStatus {
+			t.Errorf("?%s: got %d %s, want %d", tc.query, rec.Code, rec.Body, tc.wantStatus)
+			continue
+		}
+		if tc.wantStatus == http.StatusBadRequest {
+			if !strings.Contains(rec.Body.String(), charge.CodeCardData) || strings.Contains(rec.Body.String(), "1111") {
+				t.Errorf("?%s: got %s, want %s without the number", tc.query, rec.Body, charge.CodeCardData)
+			}
+		}
+	}
+}
+
+// TestChargeViewAttemptsDetail: the detail view always carries attempts_detail, empty when
+// no attempt was made; list views do not.
+func TestChargeViewAttemptsDetail(t *testing.T) {
+	t.Parallel()
+	ch := &charge.Charge{ID: "ch_x", Amount: 1, Currency: "usd", Status: charge.StatusFailed, CreatedAt: time.Now()}
+	b, err := json.Marshal(chargeView(ch, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(m["attempts_detail"]); got != "[]" {
+		t.Fatalf("detail view: got attempts_detail %q, want []", got)
+	}
+	b, _ = json.Marshal(chargeView(ch, false))
+	if strings.Contains(string(b), "attempts_detail") {
+		t.Fatalf("list view: got %s, want no attempts_detail", b)
+	}
+}
