@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -99,6 +100,36 @@ func (db *DB) Now(ctx context.Context) (time.Time, error) {
 	var now time.Time
 	err := db.pool.QueryRow(ctx, `SELECT now()`).Scan(&now)
 	return now, err
+}
+
+// Clock returns the database clock for code that asks the time often, such as the 24 h rule
+// of every replica: this process's clock corrected by its offset from the database's, which is
+// measured again at most every refresh. While the database does not answer, the last offset
+// holds (zero before the first measure).
+func (db *DB) Clock(refresh time.Duration) func() time.Time {
+	var (
+		mu       sync.Mutex
+		offset   time.Duration
+		measured time.Time
+	)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		local := time.Now()
+		if measured.IsZero() || local.Sub(measured) >= refresh {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			var dbNow time.Time
+			err := db.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&dbNow)
+			cancel()
+			if err == nil {
+				// The database read its clock between the question and the answer.
+				after := time.Now()
+				offset = dbNow.Sub(local.Add(after.Sub(local) / 2))
+				measured, local = after, after
+			}
+		}
+		return local.Add(offset)
+	}
 }
 
 // maxTxRuns bounds how often InTx runs a transaction that keeps failing with a

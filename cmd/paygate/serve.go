@@ -142,6 +142,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 			ReadLimiter:   rate.NewLimiter(rate.Limit(cfg.ReadRate), max(1, int(cfg.ReadRate/10))),
 			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
 			Policy:        reconcile.Policy{Schedule: cfg.ReconcileSchedule},
+			// The 24 h rule is judged on the database's clock, whichever replica's runs.
+			Now: db.Clock(10 * time.Second),
 		},
 		Caps:       decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		SweepEvery: cfg.ReconcileSweep,
