@@ -43,10 +43,12 @@ type Charge struct {
 	Account string `json:"account"`
 	// ProcessorRef is the PaymentIntent id, when an answer gave it.
 	ProcessorRef string `json:"processor_ref,omitempty"`
-	// CreatedAt is when the charge was created (database clock).
+	// CreatedAt is when the charge was created (database clock): no send is earlier.
 	CreatedAt time.Time `json:"created_at"`
-	// FirstSentAt is when the first attempt was sent (database clock): it anchors the 24 h
-	// rule, the check schedule and the list window. Zero when unknown: CreatedAt stands in.
+	// FirstSentAt is when the first recorded attempt was sent (database clock); zero when
+	// unknown: CreatedAt stands in. It anchors the check schedule. An earlier send may have
+	// gone unrecorded (its process died before recording it), so the 24 h rule and the
+	// start of the list window are anchored on the earlier of CreatedAt and FirstSentAt.
 	FirstSentAt time.Time `json:"first_sent_at,omitzero"`
 	// LastSentAt is when the last attempt was sent; zero means FirstSentAt. It (or a later
 	// replay recorded in Checks) ends the list window.
@@ -70,18 +72,35 @@ type Check struct {
 	N int `json:"n"`
 	// At is the database clock when the check started.
 	At time.Time `json:"at"`
+	// Manual is the operator's resolution the check was decided against, empty when none:
+	// the store compares it with the charge's under its lock, so that a resolution made
+	// while the check ran is never silently overwritten.
+	Manual Outcome `json:"manual,omitempty"`
 	// Decision is what the check decided.
 	Decision Decision `json:"decision"`
 	// Evidence is what the reads (and a replay) found.
 	Evidence Evidence `json:"evidence"`
 }
 
-// firstSent is when the key was first used: FirstSentAt, else CreatedAt.
+// firstSent is when the key was first used by a recorded attempt: FirstSentAt, else
+// CreatedAt. It anchors the check schedule.
 func (c Charge) firstSent() time.Time {
 	if !c.FirstSentAt.IsZero() {
 		return c.FirstSentAt
 	}
 	return c.CreatedAt
+}
+
+// earliestSend is the earliest time the key may have been used: the earlier of CreatedAt and
+// FirstSentAt (whichever is known). A send is never earlier than the charge's creation, but it
+// may be earlier than the recorded FirstSentAt: a process that sent the request and died
+// before recording it leaves first_sent_at to a later, resumed attempt. It anchors the 24 h
+// rule and opens the list window.
+func (c Charge) earliestSend() time.Time {
+	if !c.CreatedAt.IsZero() && c.CreatedAt.Before(c.firstSent()) {
+		return c.CreatedAt
+	}
+	return c.firstSent()
 }
 
 // lastSent is when the key was last used: the latest of LastSentAt, the first send and the
@@ -100,9 +119,10 @@ func (c Charge) lastSent() time.Time {
 	return last
 }
 
-// KeyClosesAt is when the 24 h rule closes the charge's processor key: the first send (the
-// creation when no send time is known) plus KeyWindow. From then on, no write under the key.
-func (c Charge) KeyClosesAt() time.Time { return c.firstSent().Add(KeyWindow) }
+// KeyClosesAt is when the 24 h rule closes the charge's processor key: the earliest possible
+// first send (the earlier of CreatedAt and FirstSentAt) plus KeyWindow. From then on, no
+// write under the key.
+func (c Charge) KeyClosesAt() time.Time { return c.earliestSend().Add(KeyWindow) }
 
 // nextCheckNumber is the number of the check that follows the charge's recorded ones.
 func (c Charge) nextCheckNumber() int {

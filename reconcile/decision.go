@@ -125,7 +125,7 @@ func Decide(c Charge, ev Evidence, p Policy) Decision {
 	p = p.withDefaults()
 	d := decide(c, ev, p)
 	if c.Manual != "" {
-		d = againstManual(c.Manual, d)
+		d = AgainstManual(c.Manual, d)
 	}
 	d.Replay = CanReplay(c, ev.Account, ev.At)
 	return d
@@ -241,15 +241,18 @@ func pending(c Charge, now time.Time, p Policy, d Decision) Decision {
 	return d
 }
 
-// againstManual turns a decision for a charge an operator resolved as manual: evidence of
-// another outcome reopens it in review; evidence of the same outcome confirms it; the lack
-// of evidence needs no review, the operator has decided.
-func againstManual(manual Outcome, d Decision) Decision {
+// AgainstManual returns what decision d means for a charge an operator resolved as manual:
+// processor evidence of another outcome reopens it at the top of the review queue
+// (ReasonContradictsManual); evidence of the same outcome confirms it; the lack of evidence
+// needs no review, the operator has decided. Decide applies it; a Store applies it again to a
+// check that ran while an operator resolved the charge. d may have been decided against
+// another manual resolution already: its Outcome still says what the processor shows.
+func AgainstManual(manual Outcome, d Decision) Decision {
 	switch {
-	case d.Kind == KindResolve && d.Outcome != manual:
+	case d.Outcome != "" && d.Outcome != manual:
 		d.Kind, d.Reason, d.NextCheckAt = KindReview, ReasonContradictsManual, time.Time{}
-	case d.Kind == KindResolve:
-		d.Kind, d.NextCheckAt = KindPending, time.Time{}
+	case d.Outcome != "":
+		d.Kind, d.Reason, d.NextCheckAt = KindPending, "", time.Time{}
 	case d.Kind == KindReview && (d.Reason == ReasonKeyClosedNoEvidence || d.Reason == ReasonWindowExhausted):
 		d.Kind, d.Reason = KindPending, ""
 	}

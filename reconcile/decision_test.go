@@ -399,8 +399,9 @@ func TestDecideReplayVerdict(t *testing.T) {
 		at   time.Duration
 		want ReplayVerdict
 	}{
-		{30 * time.Second, ReplayVerdict{Allowed: true, Reason: ReplayInsideKeyWindow, Until: t0.Add(KeyWindow)}},
-		{KeyWindow, ReplayVerdict{Reason: ReplayKeyClosed, Until: t0.Add(KeyWindow)}},
+		// The key closes 23 h after the creation, a second before the first send.
+		{30 * time.Second, ReplayVerdict{Allowed: true, Reason: ReplayInsideKeyWindow, Until: c.CreatedAt.Add(KeyWindow)}},
+		{KeyWindow, ReplayVerdict{Reason: ReplayKeyClosed, Until: c.CreatedAt.Add(KeyWindow)}},
 	} {
 		d := Decide(c, evidenceAt(tc.at), Policy{})
 		if d.Replay != tc.want {

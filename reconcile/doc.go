@@ -9,9 +9,9 @@
 // One check of a charge reads, in order, and stops at the first that finds its PaymentIntent:
 //
 //	retrieve   GET /v1/payment_intents/{processor_ref}, when an answer gave the id
-//	list       the PaymentIntents created in the send window (first send less a margin for
-//	           clock skew, to the last send plus a margin for late execution), page by
-//	           page, matched by paygate's charge id in the metadata; consistent at once
+//	list       the PaymentIntents created in the send window (earliest possible send less a
+//	           margin for clock skew, to the last send plus a margin for late execution),
+//	           page by page, matched by paygate's charge id in the metadata; consistent at once
 //	search     metadata['paygate_charge_id']:'ch_...'; lags by seconds to minutes (up to an
 //	           hour in incidents), so it can find but never disprove
 //
@@ -21,7 +21,9 @@
 // are 100 reads and 20 searches per second), so reconciliation never starves charges.
 //
 // A replay of the key is a write. CanReplay allows it only inside the 24 h rule (no write
-// under a key after its first send + 23 h, database clock), only for a key the processor may
+// under a key after its first send + 23 h, database clock; the first send counts from the
+// charge's creation when first_sent_at is later, since a send whose process died before
+// recording it leaves first_sent_at to a resumed run), only for a key the processor may
 // have seen (an attempt was written in full), only at the charge's account and never for a
 // charge an operator resolved; the replay sends the persisted request under the same key.
 // A Reconciler with a Replayer replays only when the reads found nothing.
@@ -48,7 +50,10 @@
 //
 // Review also takes conflicting evidence, a PaymentIntent in a state reconciliation does not
 // settle (canceled), a charge of another account, and processor evidence that contradicts
-// an operator's manual resolution (which reopens the charge at the top of the queue).
+// an operator's manual resolution (which reopens the charge at the top of the queue). The
+// reopening ends the manual resolution: the charge is pending again, first in the queue until
+// a check's evidence or an operator resolves it. A check that ran while an operator resolved
+// the charge is recorded against that resolution (AgainstManual), never over it.
 //
 // # Recording
 //

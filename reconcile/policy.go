@@ -62,10 +62,10 @@ func (p Policy) Validate() error {
 }
 
 // ListWindow is the created-time window the list scans for a charge, the send window: from
-// its first send (its creation when no send time is known) less ListBefore to its last send
-// plus ListAfter. A PaymentIntent under the charge's key cannot have been created outside it
+// its earliest possible send (the earlier of its creation and its recorded first send) less
+// ListBefore to its last send plus ListAfter. A PaymentIntent under the charge's key cannot have been created outside it
 // unless the clocks disagree by more than the margins; search covers that case.
 func (p Policy) ListWindow(c Charge) (from, to time.Time) {
 	p = p.withDefaults()
-	return c.firstSent().Add(-p.ListBefore), c.lastSent().Add(p.ListAfter)
+	return c.earliestSend().Add(-p.ListBefore), c.lastSent().Add(p.ListAfter)
 }

@@ -138,7 +138,7 @@ func (r *Reconciler) Account() string { return r.account }
 // check first.
 func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
 	now := r.now()
-	chk := Check{N: c.nextCheckNumber(), At: now}
+	chk := Check{N: c.nextCheckNumber(), At: now, Manual: c.Manual}
 	ev := Evidence{At: now, Account: r.account}
 	if c.Account == r.account {
 		var err error

@@ -15,7 +15,9 @@ func TestCanReplay(t *testing.T) {
 		want    ReplayReason
 	}{
 		{"inside the key window", nil, testAccount, 30 * time.Second, ReplayInsideKeyWindow},
-		{"a second before the key closes", nil, testAccount, KeyWindow - time.Second, ReplayInsideKeyWindow},
+		// pendingCharge was created a second before its first send: the creation anchors the key.
+		{"a second before the key closes", nil, testAccount, KeyWindow - 2*time.Second, ReplayInsideKeyWindow},
+		{"when the key closes, counted from the creation", nil, testAccount, KeyWindow - time.Second, ReplayKeyClosed},
 		{"when the key closes", nil, testAccount, KeyWindow, ReplayKeyClosed},
 		{"after the key closed", nil, testAccount, 30 * time.Hour, ReplayKeyClosed},
 		{"never written", func(c *Charge) { c.Written = false }, testAccount, time.Minute, ReplayNeverWritten},

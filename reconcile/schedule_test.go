@@ -133,8 +133,8 @@ func TestListWindow(t *testing.T) {
 	t.Parallel()
 	c := pendingCharge()
 	from, to := Policy{}.ListWindow(c)
-	if !from.Equal(t0.Add(-DefaultListBefore)) || !to.Equal(c.LastSentAt.Add(DefaultListAfter)) {
-		t.Errorf("default: got [%v, %v], want [first send - 5m, last send + 10m]", from, to)
+	if !from.Equal(c.CreatedAt.Add(-DefaultListBefore)) || !to.Equal(c.LastSentAt.Add(DefaultListAfter)) {
+		t.Errorf("default: got [%v, %v], want [creation (before the first send) - 5m, last send + 10m]", from, to)
 	}
 	c.FirstSentAt, c.LastSentAt = time.Time{}, time.Time{}
 	from, to = Policy{ListBefore: time.Minute, ListAfter: 2 * time.Minute}.ListWindow(c)

@@ -15,6 +15,10 @@ import (
 // Each check number is recorded once per charge: a method called with a Check.N the charge
 // already has returns ErrStale and changes nothing, so that two reconcilers racing for one
 // charge record one check and resolve it once.
+//
+// A check never silently overwrites an operator: when the charge was resolved after the
+// check read it (its resolution, under the charge's lock, differs from Check.Manual), each
+// method records the check's decision as AgainstManual makes it for that resolution.
 type Store interface {
 	// Resolve ends a pending charge with p.Outcome: it sets the status, saves
 	// p.PaymentIntent as the processor_ref, takes the charge out of the review queue and the
@@ -26,13 +30,16 @@ type Store interface {
 	Resolve(ctx context.Context, p ResolveParams) error
 	// Reschedule records a check that leaves the charge as it is, saves p.PaymentIntent as
 	// the processor_ref when the charge has none, and schedules the next check at
-	// p.NextCheckAt (no further check when zero).
+	// p.NextCheckAt (no further check when zero). A reopened charge stays at the top of the
+	// review queue.
 	Reschedule(ctx context.Context, p RescheduleParams) error
 	// ToReview records a check that needs a person: the charge (still pending, or reopened
 	// when an operator resolved it) enters the review queue with p.Reason and the check's
 	// evidence, or has its reason updated there; it saves p.PaymentIntent as the
 	// processor_ref when the charge has none, and schedules the next check at p.NextCheckAt
-	// (no further check when zero).
+	// (no further check when zero). Reopening ends the operator's resolution: the charge is
+	// an ordinary pending charge again, which stays at the top of the review queue until a
+	// check or an operator resolves it.
 	ToReview(ctx context.Context, p ReviewParams) error
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
 )
 
@@ -114,17 +115,44 @@ type Resolution struct {
 // RecordCheck stores one reconciliation check and what it decided, in one transaction. It
 // returns reconcile.ErrStale when the charge already has a check with that number: another
 // reconciler recorded it first.
-func (db *DB) RecordCheck(ctx context.Context, r CheckRecord) error {
-	body, err := json.Marshal(r.Check)
-	if err != nil {
-		return fmt.Errorf("store: check body: %w", err)
-	}
-	var next *time.Time
-	if !r.NextCheckAt.IsZero() {
-		next = &r.NextCheckAt
-	}
-	err = db.InTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `
+//
+// Under the charge's lock it compares the charge's resolution with the one the check was
+// decided against (r.Check.Manual): when an operator (or the charge's own run) resolved it
+// after the check read it, the check is recorded as reconcile.AgainstManual decides for that
+// resolution, never over it. Reopening a charge ends its manual resolution, and a charge in
+// review at a higher rank (reopened) keeps its place until a check or an operator resolves it.
+func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
+	return db.InTx(ctx, func(tx pgx.Tx) error {
+		r := rec // each run of the transaction decides from the record as given
+		var (
+			status, manual, reason string
+			inReview               bool
+			rank                   int
+		)
+		if err := tx.QueryRow(ctx, `
+			SELECT c.status, COALESCE(r.manual_outcome, ''), COALESCE(r.in_review, false), COALESCE(r.review_rank, 0),
+				COALESCE(r.review_reason, '')
+			  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
+			 WHERE c.id = $1
+			 FOR UPDATE OF c`, r.ChargeID).Scan(&status, &manual, &inReview, &rank, &reason); err != nil {
+			return fmt.Errorf("store: lock charge: %w", interpretError(err))
+		}
+		if settled := settledOutcome(charge.Status(status), manual); settled != "" && settled != r.Check.Manual {
+			r = r.against(settled)
+		}
+		if r.Resolve == nil && inReview && rank > r.Rank {
+			// A reopened charge stays first in line until something resolves it.
+			r.Review, r.ReviewReason, r.Rank = true, reason, rank
+		}
+		body, err := json.Marshal(r.Check)
+		if err != nil {
+			return fmt.Errorf("store: check body: %w", err)
+		}
+		var next *time.Time
+		if !r.NextCheckAt.IsZero() {
+			next = &r.NextCheckAt
+		}
+		_, err = tx.Exec(ctx, `
 			INSERT INTO reconciliation_checks (charge_id, n, at, kind, path, reason, body)
 			VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7)`,
 			r.ChargeID, r.Check.N, r.Check.At, string(r.Check.Decision.Kind), string(r.Check.Decision.Path),
@@ -136,10 +164,6 @@ func (db *DB) RecordCheck(ctx context.Context, r CheckRecord) error {
 		if err != nil {
 			return fmt.Errorf("store: record check: %w", err)
 		}
-		var status string
-		if err := tx.QueryRow(ctx, `SELECT status FROM charges WHERE id = $1 FOR UPDATE`, r.ChargeID).Scan(&status); err != nil {
-			return fmt.Errorf("store: lock charge: %w", interpretError(err))
-		}
 		if r.PaymentIntent != "" {
 			if _, err := tx.Exec(ctx, `UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`,
 				r.ChargeID, r.PaymentIntent); err != nil {
@@ -147,6 +171,7 @@ func (db *DB) RecordCheck(ctx context.Context, r CheckRecord) error {
 			}
 		}
 		inconclusive := r.Resolve == nil
+		reopen := r.Resolve != nil && r.Resolve.Reopen
 		_, err = tx.Exec(ctx, `
 			INSERT INTO reconciliations (charge_id, next_check_at, in_review, review_reason, review_rank, review_since,
 				checks, last_check_at, last_inconclusive_at)
@@ -162,12 +187,14 @@ func (db *DB) RecordCheck(ctx context.Context, r CheckRecord) error {
 					WHEN reconciliations.in_review THEN reconciliations.review_since ELSE EXCLUDED.review_since END,
 				checks = reconciliations.checks + 1,
 				last_check_at = EXCLUDED.last_check_at,
-				last_inconclusive_at = COALESCE(EXCLUDED.last_inconclusive_at, reconciliations.last_inconclusive_at)`,
-			r.ChargeID, next, r.Review, r.ReviewReason, r.Rank, r.Check.At, inconclusive)
+				last_inconclusive_at = COALESCE(EXCLUDED.last_inconclusive_at, reconciliations.last_inconclusive_at),
+				manual_outcome = CASE WHEN $8 THEN NULL ELSE reconciliations.manual_outcome END,
+				manual_at = CASE WHEN $8 THEN NULL ELSE reconciliations.manual_at END`,
+			r.ChargeID, next, r.Review, r.ReviewReason, r.Rank, r.Check.At, inconclusive, reopen)
 		if err != nil {
 			return fmt.Errorf("store: reconciliation state: %w", err)
 		}
-		if r.Review && status != string(charge.StatusPending) && (r.Resolve == nil || !r.Resolve.Reopen) {
+		if r.Review && status != string(charge.StatusPending) && !reopen {
 			// A charge an operator resolved stays resolved until evidence contradicts it.
 			return event(ctx, tx, r.ChargeID, actorOr(r.Actor), "review", r.ReviewReason, status, status, "", body)
 		}
@@ -201,7 +228,37 @@ func (db *DB) RecordCheck(ctx context.Context, r CheckRecord) error {
 		}
 		return event(ctx, tx, r.ChargeID, actorOr(r.Actor), action, reason, status, string(res.Status), "", body)
 	})
-	return err
+}
+
+// settledOutcome is the resolution a check must not overwrite: the operator's, else the
+// charge's final status (empty for a charge still pending or processing).
+func settledOutcome(status charge.Status, manual string) reconcile.Outcome {
+	switch {
+	case manual != "":
+		return reconcile.Outcome(manual)
+	case status.Final():
+		return reconcile.Outcome(status)
+	}
+	return ""
+}
+
+// against returns r as the check's decision stands against a resolution made after the check
+// read the charge (reconcile.AgainstManual): evidence of another outcome reopens the charge
+// at the top of the review queue, as the janitor records ReasonContradictsManual; anything
+// else changes no status.
+func (r CheckRecord) against(settled reconcile.Outcome) CheckRecord {
+	d := reconcile.AgainstManual(settled, r.Check.Decision)
+	r.Check.Decision, r.Check.Manual = d, settled
+	r.NextCheckAt, r.Resolve = d.NextCheckAt, nil
+	r.Review, r.ReviewReason, r.Rank = d.Kind == reconcile.KindReview, "", 0
+	if r.Review {
+		r.ReviewReason = string(d.Reason)
+	}
+	if d.Reason == reconcile.ReasonContradictsManual {
+		r.Rank = 1
+		r.Resolve = &Resolution{Status: charge.StatusPending, Reopen: true, Card: &charge.CardOutcome{Outcome: decline.Pending}}
+	}
+	return r
 }
 
 func nullJSON(b json.RawMessage) []byte {

@@ -149,7 +149,8 @@ type ManualResolution struct {
 // ManualResolve settles a pending (or in review) charge by hand, in one transaction, and
 // appends it to the audit trail with the state before and after and the last check's
 // evidence. The charge keeps its reconciliation schedule: processor evidence that
-// contradicts the resolution later reopens it at the top of the review queue.
+// contradicts the resolution later reopens it at the top of the review queue, which ends the
+// resolution (the charge is pending again and can be resolved again).
 func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Charge, error) {
 	var out *charge.Charge
 	err := db.InTx(ctx, func(tx pgx.Tx) error {

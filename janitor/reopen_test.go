@@ -1,0 +1,357 @@
+package janitor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/processor"
+	"github.com/paygate/paygate/reconcile"
+	"github.com/paygate/paygate/retry"
+	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/store"
+)
+
+// gatedReads are the simulator's reads, which can fail every read (nothing conclusive) or
+// hold the next list until released (a check in flight).
+type gatedReads struct {
+	*processor.Client
+	mu      sync.Mutex
+	fail    bool
+	entered chan struct{} // closed when a held list is reached
+	release chan struct{} // the held list goes on when closed
+}
+
+var failedRead = processor.ReadResult{Outcome: retry.Outcome{Class: retry.ClassRetry}, Err: errors.New("test: read failed")}
+
+func (g *gatedReads) failing() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.fail
+}
+
+func (g *gatedReads) setFail(fail bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.fail = fail
+}
+
+// hold makes the next list wait until the returned release function is called; entered is
+// closed when it waits.
+func (g *gatedReads) hold() (entered <-chan struct{}, release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	in, out := make(chan struct{}), make(chan struct{})
+	g.entered, g.release = in, out
+	return in, func() { close(out) }
+}
+
+func (g *gatedReads) Retrieve(ctx context.Context, id string) (processor.Intent, processor.ReadResult) {
+	if g.failing() {
+		return processor.Intent{}, failedRead
+	}
+	return g.Client.Retrieve(ctx, id)
+}
+
+func (g *gatedReads) ListByCreated(ctx context.Context, from, to time.Time, after string, limit int) (processor.IntentPage, processor.ReadResult) {
+	g.mu.Lock()
+	entered, release := g.entered, g.release
+	g.entered, g.release = nil, nil
+	g.mu.Unlock()
+	if entered != nil {
+		close(entered)
+		<-release
+	}
+	if g.failing() {
+		return processor.IntentPage{}, failedRead
+	}
+	return g.Client.ListByCreated(ctx, from, to, after, limit)
+}
+
+func (g *gatedReads) SearchByCharge(ctx context.Context, id string) ([]processor.Intent, processor.ReadResult) {
+	if g.failing() {
+		return nil, failedRead
+	}
+	return g.Client.SearchByCharge(ctx, id)
+}
+
+// bundle is a janitor on the test database and an in-process simulator.
+type bundle struct {
+	ctx      context.Context
+	db       *store.DB
+	proc     *processor.Client
+	reads    *gatedReads
+	j        *Janitor
+	account  string
+	merchant string
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	pool := dbtest.Pool(t)
+	s := sim.New(sim.Config{SearchLag: -1})
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	log := zaptest.NewLogger(t)
+	proc, err := processor.New(processor.Config{SecretKey: "sk_test_janitor", BaseURL: ts.URL, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	account, err := proc.Account(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bundle{ctx: ctx, db: store.New(pool), proc: proc, reads: &gatedReads{Client: proc}, account: account,
+		merchant: "m_" + charge.NewID()}
+	b.j, err = New(Config{Store: b.db, Reconciler: reconcile.Config{Account: account, Reads: b.reads}, Log: log},
+		jobs.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO merchants (id) VALUES ($1)`, b.merchant); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// pending creates a charge of paymentMethod sent a minute ago whose outcome is unknown, and
+// returns its id.
+func (b *bundle) pending(t *testing.T, paymentMethod string) string {
+	t.Helper()
+	id := charge.NewID()
+	_, err := dbtest.Pool(t).Exec(b.ctx, `
+		WITH c AS (
+			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status, processor_key,
+				processor_account, first_sent_at, created_at, updated_at)
+			VALUES ($1, $2, 1000, 'usd', $3, 'customer', 'pending', 'pg_' || $1, $4,
+				now() - interval '1 minute', now() - interval '1 minute', now())
+			RETURNING id
+		)
+		INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class)
+		SELECT id, 1, now() - interval '1 minute', 4000, 4000, 'outcome_unknown' FROM c`,
+		id, b.merchant, paymentMethod, b.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// pay makes the charge take effect at the processor now, under its own key.
+func (b *bundle) pay(t *testing.T, id, paymentMethod string) {
+	t.Helper()
+	a := b.proc.CreatePayment(b.ctx, processor.PaymentParams{Key: charge.ProcessorKey(id), ChargeID: id,
+		Amount: 1000, Currency: "usd", PaymentMethod: paymentMethod})
+	if a.PaymentIntent == "" {
+		t.Fatalf("payment at the simulator: got %+v, want a PaymentIntent", a)
+	}
+}
+
+// check runs one check of the charge and returns its decision.
+func (b *bundle) check(t *testing.T, id string) reconcile.Decision {
+	t.Helper()
+	chk, err := b.j.Check(b.ctx, id)
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	return chk.Decision
+}
+
+// resolve resolves the charge by hand.
+func (b *bundle) resolve(id string, outcome charge.Status) error {
+	_, err := b.db.ManualResolve(b.ctx, store.ManualResolution{MerchantID: b.merchant, ChargeID: id, Outcome: outcome,
+		Note: "test", Actor: "operator:test", Within: 10 * time.Minute})
+	if err != nil {
+		return fmt.Errorf("manual resolution: %w", err)
+	}
+	return nil
+}
+
+// lastCheck is the charge's last recorded reconciliation check.
+func (b *bundle) lastCheck(t *testing.T, id string) reconcile.Check {
+	t.Helper()
+	_, rec, err := b.db.ChargeTrail(b.ctx, b.merchant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec == nil || len(rec.Checks) == 0 {
+		t.Fatal("no reconciliation check recorded")
+	}
+	var chk reconcile.Check
+	if err := json.Unmarshal(rec.Checks[len(rec.Checks)-1], &chk); err != nil {
+		t.Fatal(err)
+	}
+	return chk
+}
+
+// state is what an operator sees of a charge.
+type state struct {
+	status   charge.Status
+	manual   string
+	inReview bool
+	top      bool // first in the review queue, rank 1, contradicting a manual resolution
+	last     string
+}
+
+func (b *bundle) state(t *testing.T, id string) state {
+	t.Helper()
+	c, err := b.db.Charge(b.ctx, b.merchant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, rec, err := b.db.ChargeTrail(b.ctx, b.merchant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := b.db.ReviewQueue(b.ctx, b.merchant, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state{status: c.Status, manual: rec.ManualOutcome, inReview: rec.InReview}
+	if len(events) > 0 {
+		st.last = events[len(events)-1].Action
+	}
+	st.top = len(q) > 0 && q[0].Charge.ID == id && q[0].Rank == 1 && q[0].Reason == string(reconcile.ReasonContradictsManual)
+	return st
+}
+
+// TestReopenedChargeIsResolvedAgain checks that processor evidence contradicting an
+// operator reopens the charge as an ordinary pending charge at the top of the review queue:
+// the reopening ends the manual resolution, so conclusive evidence resolves the charge, and
+// inconclusive evidence keeps it first in line and lets an operator resolve it again.
+func TestReopenedChargeIsResolvedAgain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		failReads  bool
+		wantKind   reconcile.Kind
+		wantStatus charge.Status
+		wantTop    bool
+		resolve    charge.Status // a manual resolution after the check, when set
+		wantFinal  charge.Status
+		wantManual string
+	}{
+		{name: "conclusive evidence resolves it", wantKind: reconcile.KindResolve,
+			wantStatus: charge.StatusSucceeded, wantFinal: charge.StatusSucceeded},
+		{name: "inconclusive evidence lets an operator resolve it", failReads: true, wantKind: reconcile.KindPending,
+			wantStatus: charge.StatusPending, wantTop: true, resolve: charge.StatusSucceeded,
+			wantFinal: charge.StatusSucceeded, wantManual: "succeeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			id := b.pending(t, "pm_card_visa")
+			if d := b.check(t, id); d.Kind != reconcile.KindPending {
+				t.Fatalf("first check: got %s, want pending (nothing at the processor yet)", d.Kind)
+			}
+			if err := b.resolve(id, charge.StatusFailed); err != nil {
+				t.Fatal(err)
+			}
+			b.pay(t, id, "pm_card_visa")
+			if d := b.check(t, id); d.Kind != reconcile.KindReview || d.Reason != reconcile.ReasonContradictsManual {
+				t.Fatalf("check after the payment: got %s %s, want review %s", d.Kind, d.Reason, reconcile.ReasonContradictsManual)
+			}
+			want := state{status: charge.StatusPending, inReview: true, top: true, last: "reopened"}
+			if got := b.state(t, id); got != want {
+				t.Errorf("reopened: got %+v, want %+v (the manual resolution ended)", got, want)
+			}
+
+			b.reads.setFail(tc.failReads)
+			if d := b.check(t, id); d.Kind != tc.wantKind {
+				t.Fatalf("check of the reopened charge: got %+v, want %s", d, tc.wantKind)
+			}
+			if got := b.state(t, id); got.status != tc.wantStatus || got.top != tc.wantTop || got.inReview != tc.wantTop {
+				t.Fatalf("after the check: got %+v, want status %s, first in review %v", got, tc.wantStatus, tc.wantTop)
+			}
+			if tc.resolve != "" {
+				if err := b.resolve(id, tc.resolve); err != nil {
+					t.Fatalf("resolving the reopened charge after an inconclusive check: %v", err)
+				}
+			}
+			if got := b.state(t, id); got.status != tc.wantFinal || got.inReview || got.manual != tc.wantManual {
+				t.Fatalf("final: got %+v, want status %s out of review, manual %q", got, tc.wantFinal, tc.wantManual)
+			}
+		})
+	}
+}
+
+// TestCheckInFlightWhileOperatorResolves checks that a check that read the charge before an
+// operator resolved it never overwrites the operator: evidence of the same outcome only
+// confirms it; evidence of another reopens the charge at the top of the review queue, as the
+// same evidence found after the resolution would.
+func TestCheckInFlightWhileOperatorResolves(t *testing.T) {
+	t.Parallel()
+	const visa, declined = "pm_card_visa", "pm_card_chargeDeclined"
+	for _, tc := range []struct {
+		name      string
+		card      string // the processor succeeds (visa) or declines
+		operator  charge.Status
+		wantKind  reconcile.Kind
+		want      state
+		wantFinal charge.Status // after one more check
+	}{
+		{"processor succeeded, operator failed", visa, charge.StatusFailed, reconcile.KindReview,
+			state{status: charge.StatusPending, inReview: true, top: true, last: "reopened"}, charge.StatusSucceeded},
+		{"processor succeeded, operator succeeded", visa, charge.StatusSucceeded, reconcile.KindPending,
+			state{status: charge.StatusSucceeded, manual: "succeeded", last: "manual_resolution"}, charge.StatusSucceeded},
+		{"processor declined, operator succeeded", declined, charge.StatusSucceeded, reconcile.KindReview,
+			state{status: charge.StatusPending, inReview: true, top: true, last: "reopened"}, charge.StatusDeclined},
+		{"processor declined, operator declined", declined, charge.StatusDeclined, reconcile.KindPending,
+			state{status: charge.StatusDeclined, manual: "declined", last: "manual_resolution"}, charge.StatusDeclined},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			id := b.pending(t, tc.card)
+			if d := b.check(t, id); d.Kind != reconcile.KindPending {
+				t.Fatalf("first check: got %s, want pending (nothing at the processor yet)", d.Kind)
+			}
+			b.pay(t, id, tc.card)
+
+			// A check reads the charge, pending, and waits in its processor reads while an
+			// operator resolves the charge.
+			entered, release := b.reads.hold()
+			type result struct {
+				chk reconcile.Check
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				chk, err := b.j.Check(b.ctx, id)
+				done <- result{chk, err}
+			}()
+			<-entered
+			err := b.resolve(id, tc.operator)
+			release()
+			r := <-done
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.err != nil {
+				t.Fatalf("check in flight: %v", r.err)
+			}
+			if rec := b.lastCheck(t, id); rec.N != r.chk.N || rec.Decision.Kind != tc.wantKind ||
+				rec.Manual != reconcile.Outcome(tc.operator) {
+				t.Errorf("recorded check in flight: got %d %s against %q, want %d %s against %q",
+					rec.N, rec.Decision.Kind, rec.Manual, r.chk.N, tc.wantKind, tc.operator)
+			}
+			if got := b.state(t, id); got != tc.want {
+				t.Fatalf("after the check in flight: got %+v, want %+v", got, tc.want)
+			}
+			b.check(t, id)
+			if got := b.state(t, id); got.status != tc.wantFinal {
+				t.Fatalf("after one more check: got %+v, want status %s", got, tc.wantFinal)
+			}
+		})
+	}
+}
