@@ -179,12 +179,22 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		a.Outcome = out
 		return a
 	}
-	busy := status == http.StatusConflict && se.Code == stripe.ErrorCodeIdempotencyKeyInUse ||
+	// Stripe's only 409 is a concurrent request under the same key (idempotency_key_in_use,
+	// with or without the code): it may execute.
+	busy := status == http.StatusConflict ||
 		status == http.StatusTooManyRequests && se.Code == stripe.ErrorCodeLockTimeout
+	// Our key was used with other parameters: an execution exists under it.
+	idempotency := se.Type == stripe.ErrorTypeIdempotency ||
+		status == http.StatusBadRequest && se.Code == "idempotency_error"
+	if idempotency && !busy {
+		out.ProcessorCode = "idempotency_error"
+	}
+	// Stripe-Should-Retry overrides whether to retry, never the evidence that a request
+	// under our key may have executed.
 	switch h.Get("Stripe-Should-Retry") {
 	case "true":
 		out.Class = retry.ClassRetry
-		out.MaybeExecuted = maybeExecutedByStatus(status)
+		out.MaybeExecuted = maybeExecutedByStatus(status) || idempotency
 		if busy {
 			// Another request under our key is running at the processor: retry after the
 			// short wait, and it may execute meanwhile.
@@ -197,7 +207,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 			out.Class = retry.ClassUnknownFinal
 		} else {
 			out.Class = retry.ClassTerminal
-			out.MaybeExecuted = status >= 500
+			out.MaybeExecuted = status >= 500 || busy || idempotency
 		}
 		a.Outcome = out
 		return a
@@ -216,12 +226,10 @@ func classifyStripeError(se *stripe.Error) Attempt {
 	case status >= 500:
 		out.Class = retry.ClassRetry
 		out.MaybeExecuted = true
-	case se.Type == stripe.ErrorTypeIdempotency || status == http.StatusBadRequest && se.Code == "idempotency_error":
-		// Our key was used with other parameters: an execution exists under it. A bug,
-		// surfaced loudly; the outcome stays unknown.
+	case idempotency:
+		// A bug, surfaced loudly; the outcome stays unknown.
 		out.Class = retry.ClassTerminal
 		out.MaybeExecuted = true
-		out.ProcessorCode = "idempotency_error"
 	default:
 		out.Class = retry.ClassTerminal
 	}

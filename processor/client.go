@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -125,8 +126,9 @@ type PaymentParams struct {
 // CreatePayment makes one attempt to create and confirm a PaymentIntent under p.Key, and
 // classifies what happened. It never retries.
 func (c *Client) CreatePayment(ctx context.Context, p PaymentParams) Attempt {
-	if p.Key == "" {
-		// A write without our key would get one invented by stripe-go: never send it.
+	if strings.TrimSpace(p.Key) == "" {
+		// A write without our key would get one invented by stripe-go, and a blank key is
+		// trimmed by stripe-go and sent empty, which the processor ignores: never send it.
 		return Attempt{Outcome: terminal(0, "missing_idempotency_key"), Err: errors.New("processor: no idempotency key")}
 	}
 	ctx, ex := withExchange(ctx)

@@ -12,8 +12,9 @@
 //	dial refused, DNS, write failed                  not_sent
 //	timeout / connection lost after the write        outcome_unknown (same key; pending if unsettled)
 //	Idempotent-Replayed: true                        a stored result: success, decline or stored_result
-//	Stripe-Should-Retry: true / false                overrides the status code
-//	409 idempotency_key_in_use, 429 lock_timeout     busy (same key, short wait)
+//	Stripe-Should-Retry: true / false                overrides the status code (never the
+//	                                                 evidence that our key executed)
+//	409 (idempotency_key_in_use), 429 lock_timeout   busy (same key, short wait)
 //	429 rate_limit                                   retry_after
 //	502, 504 / 503                                   retry (may have executed / answered before execution)
 //	500 on the keyed write                           unknown_final (pending, reconcile)
