@@ -1,6 +1,9 @@
 package decline
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Reason is why one more attempt is refused. Its string forms are the
 // contract's refusal reasons.
@@ -77,8 +80,9 @@ type Verdict struct {
 // The rules, in the order they refuse:
 //
 //   - never_reattempt: any [Never] decline (or block) in the history, ever.
-//   - fix_data_first: a [FixData] decline (or block) not followed by an
-//     approval, whose expiry may equal next.Expiry.
+//   - fix_data_first: a [FixData] decline (or block) whose expiry may equal
+//     next.Expiry, not followed by an approval with that expiry (or an
+//     unknown one).
 //   - schedule_exhausted: next.Chain's schedule has no slot left.
 //   - network_cap_reached: on Visa (or an unknown network), when the card is
 //     in a run of declines and the last 30 days already hold the cap's
@@ -98,7 +102,7 @@ func Check(h History, next Next, caps Caps) Verdict {
 
 	var (
 		never     bool
-		fixOpen   []Expiry // fix-data expiries since the last approval
+		fixOpen   []Expiry // fix-data expiries no approval has cleared
 		inRun     bool     // the last authorization was a decline or pending
 		visa      []time.Time
 		mc24      []time.Time
@@ -159,7 +163,9 @@ func Check(h History, next Next, caps Caps) Verdict {
 		}
 		if out == Approved {
 			inRun = false
-			fixOpen = fixOpen[:0]
+			// An approval proves only its own card data: a fix-data decline
+			// of another expiry stays open.
+			fixOpen = slices.DeleteFunc(fixOpen, a.Expiry.sameData)
 			capUntil = time.Time{}
 		} else {
 			inRun = true
