@@ -58,7 +58,7 @@ func (s *Service) Complete(ctx context.Context, cfg CompleterConfig) (int, error
 		cl := claims[0]
 		c := cl.Charge
 		s.log.Info("completing a charge left mid-flight", zap.String("charge_id", c.ID), zap.String("merchant_id", c.MerchantID))
-		if _, err := s.carry(ctx, c.MerchantID, cl.Key, c, now, cfg.Timeout, true, nil); err != nil {
+		if _, err := s.carry(ctx, c.MerchantID, cl.Key, c, now, cfg.Timeout, true, cl.History); err != nil {
 			s.log.Error("completing charge failed", zap.String("charge_id", c.ID), zap.Error(err))
 			continue
 		}

@@ -196,7 +196,11 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	}
 	if c.Status != StatusProcessing {
 		// The charge already has an outcome that is not replayed from storage (a pending
-		// charge, or one settled since): answer its current state, and free the key.
+		// charge, or one settled since): answer its current state, and free the key. A
+		// retryably failed charge whose key can no longer be written fails for good.
+		if c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable && begun.Now.Sub(c.CreatedAt) >= keyWriteWindow {
+			c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
+		}
 		resp := s.render(c)
 		return resp, s.finish(ctx, p.MerchantID, p.Key, c, nil, resp, nil)
 	}

@@ -33,6 +33,8 @@ type Store interface {
 type Claim struct {
 	Key    string
 	Charge *Charge
+	// History is the card's history without the charge's own attempt, for its decline.
+	History decline.History
 }
 
 // ErrNotFound is returned for a charge that does not exist or belongs to another merchant.

@@ -277,6 +277,13 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 				return err
 			}
 			out.PriorStatus = out.Charge.Status
+			if out.Charge.Status == charge.StatusProcessing {
+				// A run resumed: its decline is judged on the card's history, as its first
+				// run's would have been.
+				if out.History, err = resumedHistory(ctx, tx, out.Charge); err != nil {
+					return err
+				}
+			}
 			if c := out.Charge; c.Status == charge.StatusFailed && c.Failure != nil && c.Failure.Retryable {
 				// The same operation runs again, so the network rules decide again; from here
 				// until its outcome is stored it may reach the processor, so a crash must leave
@@ -339,6 +346,26 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 		return createCharge(ctx, tx, p, now, &out, true)
 	})
 	return out, err
+}
+
+// resumedHistory returns the card's history for a charge left processing and now resumed,
+// without the charge's own attempt (its decline is added to it): nil for a charge without a
+// card.
+func resumedHistory(ctx context.Context, q rowsQuerier, c *charge.Charge) (decline.History, error) {
+	if c.Card == nil {
+		return nil, nil
+	}
+	h, err := cardHistory(ctx, q, c.ProcessorAccount, c.Card.Fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	out := h[:0]
+	for _, a := range h {
+		if a.Charge != c.ID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 func lockKey(ctx context.Context, tx pgx.Tx, merchantID, key string) (idempotency.Record, error) {

@@ -52,7 +52,11 @@ func (db *DB) ClaimStuck(ctx context.Context, idle, lockFor time.Duration, limit
 			if err != nil {
 				return err
 			}
-			out = append(out, charge.Claim{Key: k.key, Charge: c})
+			h, err := resumedHistory(ctx, tx, c)
+			if err != nil {
+				return err
+			}
+			out = append(out, charge.Claim{Key: k.key, Charge: c, History: h})
 		}
 		return nil
 	})

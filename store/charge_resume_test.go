@@ -1,0 +1,140 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/idempotency"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/processor"
+)
+
+// A retryably failed charge is retried with its key after the processor's key retention
+// ended, while its payment method cannot be read. Nothing may be sent under the key any more,
+// so the answer is failed for good (retryable: false), stored, and replayed: never "retry
+// later" for an operation that can no longer run.
+func TestServiceRetryOfAFailedChargeAfterTheKeyWindowIsFinal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, m := serviceMerchant(t)
+	fp := idempotency.Fingerprint{48}
+	fail := fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+		return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "circuit_open", Retryable: true}}
+	}}
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: fail})
+	first, err := svc.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		ID      string          `json:"id"`
+		Failure *charge.Failure `json:"failure"`
+	}
+	if err := json.Unmarshal(first.Body, &body); err != nil || body.Failure == nil || !body.Failure.Retryable {
+		t.Fatalf("first request: %d %s, want failed retryably", first.Status, first.Body)
+	}
+	// A day later.
+	if _, err := dbtest.Pool(t).Exec(ctx, `UPDATE charges SET created_at = created_at - interval '24 hours',
+		finalized_at = finalized_at - interval '24 hours' WHERE id = $1`, body.ID); err != nil {
+		t.Fatal(err)
+	}
+	sent := false
+	unreadable := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON,
+		Cards: fnCards{card: func(context.Context, string) (processor.Card, error) {
+			return processor.Card{}, errors.New("processor: payment method: 503")
+		}},
+		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+			sent = true
+			return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
+		}}})
+	for i := range 2 {
+		resp, err := unreadable.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Failure *charge.Failure `json:"failure"`
+		}
+		if err := json.Unmarshal(resp.Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if sent || got.Failure == nil || got.Failure.Code != charge.CodeKeyExpired || got.Failure.Retryable {
+			t.Fatalf("retry %d after the key's window: sent %v, answered %d %s; want nothing sent, failed %s, retryable false",
+				i+1, sent, resp.Status, resp.Body, charge.CodeKeyExpired)
+		}
+	}
+	stored, err := db.Charge(ctx, m, body.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status != charge.StatusFailed || stored.Failure == nil || stored.Failure.Retryable {
+		t.Fatalf("stored charge: %s %+v, want failed for good", stored.Status, stored.Failure)
+	}
+}
+
+// A charge left processing by a request that died is resumed — by a retry of its key, or by
+// the completer — and declined for insufficient funds; meanwhile another charge on the card
+// was declined as lost. The decline's verdict on reattempting the card, answered and stored
+// for replay, is decided on the card's history, as the first run's would have been: never.
+func TestServiceResumedDeclineSeesTheCardsHistory(t *testing.T) {
+	t.Parallel()
+	for _, by := range []string{"retry", "completer"} {
+		t.Run(by, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db, m := serviceMerchant(t)
+			cards := okCards()
+			card, _ := cards.card(ctx, "")
+			fp := idempotency.Fingerprint{49}
+			first, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
+				LockFor: time.Millisecond, New: newCharge(m, ""),
+				Card: &charge.Card{Fingerprint: card.Fingerprint, Network: card.Network, ExpMonth: int(card.ExpMonth), ExpYear: int(card.ExpYear)}})
+			if err != nil || !first.Created {
+				t.Fatalf("first request: %+v, %v", first, err)
+			}
+			declineWith := func(code string) fnRunner {
+				return fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+					return charge.Outcome{Status: charge.StatusDeclined, Evidence: &processor.Decline{DeclineCode: code},
+						Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), Class: "decline", HTTPStatus: 402}}}
+				}}
+			}
+			lost := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: cards, Runner: declineWith("lost_card")})
+			if r, err := lost.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k2", Fingerprint: idempotency.Fingerprint{50},
+				Request: visaRequest, Timeout: 2 * time.Second}); err != nil || r.Status != 402 {
+				t.Fatalf("charge declined as lost: %+v, %v", r, err)
+			}
+			time.Sleep(20 * time.Millisecond) // the dead request's lock expires
+			svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: cards,
+				Runner: declineWith("insufficient_funds")})
+			if by == "retry" {
+				if _, err := svc.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest,
+					Timeout: 2 * time.Second}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if _, err := dbtest.Pool(t).Exec(ctx, `UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1`,
+					first.Charge.ID); err != nil {
+					t.Fatal(err)
+				}
+				if n, err := svc.Complete(ctx, charge.CompleterConfig{Idle: time.Second, Timeout: time.Second, Batch: 10}); err != nil || n != 1 {
+					t.Fatalf("completer: %d, %v; want 1 completed", n, err)
+				}
+			}
+			got, err := db.Charge(ctx, m, first.Charge.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var blk charge.DeclineJSON
+			if err := json.Unmarshal(got.Decline, &blk); err != nil {
+				t.Fatalf("decline block %s: %v", got.Decline, err)
+			}
+			if got.Status != charge.StatusDeclined || blk.Reattempt.Allowed || blk.Reattempt.Reason != "never_reattempt" {
+				t.Fatalf("resumed charge: %s, reattempt %+v; want declined, never_reattempt", got.Status, blk.Reattempt)
+			}
+		})
+	}
+}
