@@ -295,6 +295,13 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelFinish()
 	if err := s.finishNext(finishCtx, merchantID, key, c, out.Attempts, resp, co, next); err != nil {
+		if errors.Is(err, ErrSettled) {
+			// This run stalled past its key's lock and the charge was settled without it:
+			// the answer is the charge as settled.
+			if cur, gerr := s.store.Charge(finishCtx, merchantID, c.ID); gerr == nil {
+				return s.render(cur), nil
+			}
+		}
 		return Response{}, err
 	}
 	return resp, nil
@@ -319,6 +326,11 @@ func (s *Service) finishNext(ctx context.Context, merchantID, key string, c *Cha
 		fp.ResponseStatus, fp.ResponseBody = resp.Status, resp.Body
 	}
 	if err := s.store.FinishCharge(ctx, fp); err != nil {
+		if errors.Is(err, ErrSettled) {
+			s.log.Warn("a late run's outcome was not stored: the charge was settled meanwhile",
+				zap.String("charge_id", c.ID), zap.String("status", string(c.Status)))
+			return fmt.Errorf("charge: finish %s: %w", c.ID, err)
+		}
 		s.log.Error("storing charge outcome failed", zap.String("charge_id", c.ID), zap.String("status", string(c.Status)), zap.Error(err))
 		return fmt.Errorf("charge: finish %s: %w", c.ID, err)
 	}

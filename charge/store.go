@@ -40,6 +40,10 @@ type Claim struct {
 // ErrNotFound is returned for a charge that does not exist or belongs to another merchant.
 var ErrNotFound = errors.New("charge: not found")
 
+// ErrSettled is returned by Store.FinishCharge when the charge was settled without the run
+// that finishes: its outcome came too late and is not stored (see the service's carry).
+var ErrSettled = errors.New("charge: settled meanwhile")
+
 // BeginParams are the inputs of Store.BeginCharge.
 type BeginParams struct {
 	MerchantID  string

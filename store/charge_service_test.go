@@ -223,3 +223,30 @@ func TestServiceRetryOfAFailedChargeWithoutItsCardSendsNothing(t *testing.T) {
 		t.Fatalf("retry without the card: sent %v, answered %d %s; want nothing sent, 503", sent, resp.Status, resp.Body)
 	}
 }
+
+// A run that stalled while its charge was settled without it answers the charge as settled,
+// and its own outcome is not stored.
+func TestServiceLateRunAnswersTheSettledCharge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, m := serviceMerchant(t)
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
+		Runner: fnRunner{run: func(_ context.Context, c *charge.Charge) charge.Outcome {
+			// Meanwhile, the charge is settled without this run (as the completer would).
+			settled := *c
+			settled.Status = charge.StatusSucceeded
+			if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: m, Key: "other-run", Charge: &settled,
+				Card: &charge.CardOutcome{Outcome: "approved"}}); err != nil {
+				t.Error(err)
+			}
+			return charge.Outcome{Status: charge.StatusPending}
+		}}})
+	resp, err := svc.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: idempotency.Fingerprint{48},
+		Request: visaRequest, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != 200 {
+		t.Fatalf("late run: answered %d %s, want the settled charge (200)", resp.Status, resp.Body)
+	}
+}

@@ -424,15 +424,17 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	if err != nil {
 		return err
 	}
-	var updated bool
+	var updated, found bool
 	err = db.statement(ctx, func(q querier) error {
-		return q.QueryRow(ctx, sql, args...).Scan(&updated)
+		return q.QueryRow(ctx, sql, args...).Scan(&updated, &found)
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return fmt.Errorf("store: finish charge: %w", interpretError(err))
-	}
-	if !updated {
+	case !found:
 		return fmt.Errorf("store: finish charge %s: %w", p.Charge.ID, ErrNotFound)
+	case !updated:
+		return fmt.Errorf("store: finish charge %s: %w", p.Charge.ID, charge.ErrSettled)
 	}
 	return nil
 }
@@ -517,19 +519,41 @@ type finishVariant struct {
 // unknown outcome enters reconciliation, attempts are appended when there are some, and the
 // card's history follows the outcome ("none" drops the card attempt of a charge that never
 // reached the card network). Each variant is one prepared statement.
+// finishGuard keeps a run's outcome from replacing one settled without it. A run whose key's
+// lock expired while it stalled may finish after the completer, a retry, reconciliation or an
+// operator settled its charge: the charge then keeps its outcome. A charge takes any outcome
+// while processing, the status it already has, and while pending only an approval or a
+// decline: never failed once pending (uncertainty is sticky).
+const finishGuard = `
+			   AND (status = 'processing' OR status = @status
+			        OR (status = 'pending' AND @status IN ('succeeded', 'declined')))`
+
 func finishSQL(v finishVariant) string {
+	// Everything the statement writes follows the charge's own update (u), which only takes
+	// an outcome the charge may still take (see finishGuard).
 	ctes := []string{`cur AS (
 			SELECT attempts, status FROM charges WHERE id = @id AND merchant_id = @merchant
+		)`, `u AS (
+			UPDATE charges SET status = @status, processor_ref = COALESCE(NULLIF(@ref, ''), processor_ref),
+				processor_account = COALESCE(NULLIF(@account, ''), processor_account), failure_code = @fail_code,
+				failure_retryable = @fail_retry, decline = @decline, attempts = attempts + @n,
+				first_sent_at = CASE WHEN @n > 0 THEN COALESCE(first_sent_at, @first_sent) ELSE first_sent_at END,
+				updated_at = clock_timestamp(),
+				finalized_at = CASE WHEN @status IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
+				next_reattempt_id = COALESCE(@next_id, next_reattempt_id),
+				next_reattempt_at = COALESCE(@next_at, next_reattempt_at)
+			 WHERE id = @id AND merchant_id = @merchant` + finishGuard + `
+			RETURNING 1
 		)`, `ev AS (
 			INSERT INTO charge_events (charge_id, actor, action, reason, status_before, status_after)
 			SELECT @id, @actor, 'outcome', NULLIF(@reason, ''), cur.status, @status FROM cur
-			 WHERE cur.status IS DISTINCT FROM @status
+			 WHERE cur.status IS DISTINCT FROM @status AND EXISTS (SELECT 1 FROM u)
 		)`}
 	if v.pending {
 		ctes = append(ctes, `rc AS (
 			-- An unknown outcome enters reconciliation: its first check is due shortly.
 			INSERT INTO reconciliations (charge_id, next_check_at)
-			VALUES (@id, clock_timestamp() + @first_check::interval)
+			SELECT @id, clock_timestamp() + @first_check::interval WHERE EXISTS (SELECT 1 FROM u)
 			ON CONFLICT (charge_id) DO NOTHING
 		)`)
 	}
@@ -544,39 +568,29 @@ func finishSQL(v finishVariant) string {
 				@tokens_before::float8[], @tokens_after::float8[])
 				WITH ORDINALITY AS t(started_at, duration_ms, timeout_ms, class, http_status, code, request_id,
 				                     retry_after_ms, backoff_ms, tokens_before, tokens_after, ord)
+			 WHERE EXISTS (SELECT 1 FROM u)
 		)`)
 	}
 	switch v.card {
 	case "":
 	case "none":
 		ctes = append(ctes, `cd AS (
-			DELETE FROM card_attempts WHERE charge_id = @id
+			DELETE FROM card_attempts WHERE charge_id = @id AND EXISTS (SELECT 1 FROM u)
 		)`)
 	default:
 		ctes = append(ctes, `ca AS (
 			UPDATE card_attempts SET outcome = @card_outcome, class = NULLIF(@card_class, ''),
 				category = NULLIF(@card_category::int, 0), mac = NULLIF(@card_mac::int, 0), cap_reached = @cap_reached
-			 WHERE charge_id = @id
+			 WHERE charge_id = @id AND EXISTS (SELECT 1 FROM u)
 		)`)
 	}
 	ctes = append(ctes, `k AS (
 			UPDATE idempotency_keys SET response_status = @resp_status, response_body = @resp_body,
 				recovery_point = @point, locked_until = NULL, last_used_at = clock_timestamp()
-			 WHERE merchant_id = @merchant AND key = @key
-		)`, `u AS (
-			UPDATE charges SET status = @status, processor_ref = COALESCE(NULLIF(@ref, ''), processor_ref),
-				processor_account = COALESCE(NULLIF(@account, ''), processor_account), failure_code = @fail_code,
-				failure_retryable = @fail_retry, decline = @decline, attempts = attempts + @n,
-				first_sent_at = CASE WHEN @n > 0 THEN COALESCE(first_sent_at, @first_sent) ELSE first_sent_at END,
-				updated_at = clock_timestamp(),
-				finalized_at = CASE WHEN @status IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
-				next_reattempt_id = COALESCE(@next_id, next_reattempt_id),
-				next_reattempt_at = COALESCE(@next_at, next_reattempt_at)
-			 WHERE id = @id AND merchant_id = @merchant
-			RETURNING 1
+			 WHERE merchant_id = @merchant AND key = @key AND EXISTS (SELECT 1 FROM u)
 		)`)
 	return "\n\t\tWITH " + strings.Join(ctes, ",\n\t\t") + `
-		SELECT EXISTS (SELECT 1 FROM u)`
+		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM cur)`
 }
 
 func actorOr(a string) string {
