@@ -232,8 +232,7 @@ func (r recorder) ToReview(ctx context.Context, p reconcile.ReviewParams) error 
 		NextCheckAt: p.NextCheckAt, Review: true, ReviewReason: string(p.Reason), Actor: "reconciler"}
 	if p.Reason == reconcile.ReasonContradictsManual {
 		// Evidence against an operator's resolution: the charge is reopened, first in line.
-		rec.Rank = 1
-		rec.Resolve = &store.Resolution{Status: charge.StatusPending, Reopen: true, Card: &charge.CardOutcome{Outcome: decline.Pending}}
+		rec.Reopen()
 	}
 	return r.j.store.RecordCheck(ctx, rec)
 }

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -43,14 +42,7 @@ func TestServiceRetryOfAFailedChargeAfterTheKeyWindowIsFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := false
-	unreadable := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON,
-		Cards: fnCards{card: func(context.Context, string) (processor.Card, error) {
-			return processor.Card{}, errors.New("processor: payment method: 503")
-		}},
-		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
-			sent = true
-			return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
-		}}})
+	unreadable := unreadableCardService(db, &sent)
 	for i := range 2 {
 		resp, err := unreadable.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second})
 		if err != nil {

@@ -49,6 +49,19 @@ func renderJSON(c *charge.Charge) charge.Response {
 	return charge.Response{Status: st, Body: b}
 }
 
+// unreadableCardService is a service on db whose reads of a payment method fail and whose
+// runs succeed, setting *sent.
+func unreadableCardService(db *store.DB, sent *bool) *charge.Service {
+	return charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON,
+		Cards: fnCards{card: func(context.Context, string) (processor.Card, error) {
+			return processor.Card{}, errors.New("processor: payment method: 503")
+		}},
+		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+			*sent = true
+			return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
+		}}})
+}
+
 var visaRequest = charge.Request{Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
 	Initiator: charge.InitiatorCustomer, ReattemptMode: charge.ReattemptManual}
 
@@ -207,14 +220,7 @@ func TestServiceRetryOfAFailedChargeWithoutItsCardSendsNothing(t *testing.T) {
 	}
 
 	sent := false
-	unreadable := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON,
-		Cards: fnCards{card: func(context.Context, string) (processor.Card, error) {
-			return processor.Card{}, errors.New("processor: payment method: 503")
-		}},
-		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
-			sent = true
-			return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
-		}}})
+	unreadable := unreadableCardService(db, &sent)
 	resp, err := unreadable.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

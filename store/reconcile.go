@@ -255,10 +255,16 @@ func (r CheckRecord) against(settled reconcile.Outcome) CheckRecord {
 		r.ReviewReason = string(d.Reason)
 	}
 	if d.Reason == reconcile.ReasonContradictsManual {
-		r.Rank = 1
-		r.Resolve = &Resolution{Status: charge.StatusPending, Reopen: true, Card: &charge.CardOutcome{Outcome: decline.Pending}}
+		r.Reopen()
 	}
 	return r
+}
+
+// Reopen makes r reopen a charge on evidence against its resolution: back to pending (its
+// card attempt too), first in line in the review queue.
+func (r *CheckRecord) Reopen() {
+	r.Rank = 1
+	r.Resolve = &Resolution{Status: charge.StatusPending, Reopen: true, Card: &charge.CardOutcome{Outcome: decline.Pending}}
 }
 
 func nullJSON(b json.RawMessage) []byte {
