@@ -33,6 +33,18 @@ func TestContainsCardNumber(t *testing.T) {
 		{"v1.2.3", false},
 		{"192.168.100.200", false}, // 12 digits
 		{"x4242424242424242x", true},
+		// A card number inside a longer run of groups: with its expiry and code, or after
+		// other digits.
+		{"4242424242424242 12 28 123", true},
+		{"4242 4242 4242 4242 1228", true},
+		{"12 4242 4242 4242 4242", true},
+		{"ref 2026 4242424242424242", true},
+		{"4242\t4242\t4242\t4242", true}, // tabs and line ends separate groups too
+		{"4242\r\n4242\n4242 4242", true},
+		{"2026-11-30 12:00", false},
+		{"1234 5678 9012 3456 7890 1234", false}, // no window of whole groups passes Luhn
+		{"42424242424242421", false},             // one group of 17 digits failing Luhn
+		{"424242424242424242424242", false},      // one group of 24 digits: not a card
 	} {
 		if got := ContainsCardNumber(tc.in); got != tc.want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", tc.in, got, tc.want)
@@ -41,7 +53,7 @@ func TestContainsCardNumber(t *testing.T) {
 }
 
 func FuzzContainsCardNumber(f *testing.F) {
-	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "4242  -  4242.4242.4242", "1234", "", "pm_card_visa", strings.Repeat("9", 40)} {
+	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "4242  -  4242.4242.4242", "1234", "", "pm_card_visa", "12 4242 4242 4242 4242 1228", strings.Repeat("9", 40)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -56,9 +68,72 @@ func FuzzContainsCardNumber(f *testing.F) {
 		if got && digits < 13 {
 			t.Fatalf("ContainsCardNumber(%q) = true with %d digits", s, digits)
 		}
-		// Embedding a string between letters never hides a card number it holds.
+		// Embedding a string between letters never hides a card number it holds, nor do
+		// other groups of digits around it.
 		if got && !ContainsCardNumber("a"+s+"b") {
 			t.Fatalf("card number in %q lost when wrapped", s)
 		}
+		if got && !ContainsCardNumber("12 "+s+" 34") {
+			t.Fatalf("card number in %q lost between other groups", s)
+		}
+		if want := containsCardNumberSlowly(s); got != want {
+			t.Fatalf("ContainsCardNumber(%q) = %v, the plain reading says %v", s, got, want)
+		}
 	})
+}
+
+// containsCardNumberSlowly is ContainsCardNumber's plain reading, for the fuzzer to compare
+// against: split s into runs of digit groups, then try every span of whole groups.
+func containsCardNumberSlowly(s string) bool {
+	isSep := func(r rune) bool { return strings.ContainsRune(" \t\n\r-.", r) }
+	var groups []string // the current run's groups
+	check := func() bool {
+		for i := range groups {
+			digits := ""
+			for j := i; j < len(groups); j++ {
+				digits += groups[j]
+				if len(digits) >= 13 && len(digits) <= 19 && luhnDigits(digits) {
+					return true
+				}
+			}
+		}
+		groups = groups[:0]
+		return false
+	}
+	group := ""
+	for _, r := range []byte(s) {
+		switch {
+		case r >= '0' && r <= '9':
+			group += string(r)
+		case isSep(rune(r)) && (group != "" || len(groups) > 0):
+			if group != "" {
+				groups, group = append(groups, group), ""
+			}
+		default:
+			if group != "" {
+				groups, group = append(groups, group), ""
+			}
+			if check() {
+				return true
+			}
+		}
+	}
+	if group != "" {
+		groups = append(groups, group)
+	}
+	return check()
+}
+
+func luhnDigits(d string) bool {
+	sum, double := 0, false
+	for i := len(d) - 1; i >= 0; i-- {
+		v := int(d[i] - '0')
+		if double {
+			if v *= 2; v > 9 {
+				v -= 9
+			}
+		}
+		sum, double = sum+v, !double
+	}
+	return sum%10 == 0
 }
