@@ -166,6 +166,6 @@ func attemptsOf(rep retry.Report, requestIDs []string) []Attempt {
 	return out
 }
 
-// keyWriteWindow is how long after a key's first use a write under it is allowed: the
+// KeyWriteWindow is how long after a key's first use a write under it is allowed: the
 // processor keeps keys 24 h, and an hour of margin covers clock skew and long runs.
-const keyWriteWindow = 23 * time.Hour
+const KeyWriteWindow = 23 * time.Hour

@@ -198,7 +198,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 		// The charge already has an outcome that is not replayed from storage (a pending
 		// charge, or one settled since): answer its current state, and free the key. A
 		// retryably failed charge whose key can no longer be written fails for good.
-		if c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable && begun.Now.Sub(c.CreatedAt) >= keyWriteWindow {
+		if c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable && begun.Now.Sub(c.CreatedAt) >= KeyWriteWindow {
 			c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
 		}
 		resp := s.render(c)
@@ -243,7 +243,7 @@ func (s *Service) admission(card *Card, chain string) func(decline.History, time
 // carry runs a stored charge to an outcome under its processor key and stores it. now is the
 // database clock; uncertain says that an earlier run may have reached the processor.
 func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
-	if now.Sub(c.CreatedAt) >= keyWriteWindow {
+	if now.Sub(c.CreatedAt) >= KeyWriteWindow {
 		// The processor's key retention is ending: no write under this key any more. A
 		// charge that may have been sent stays pending for reconciliation; one that never
 		// reached the processor fails for good (a new charge needs a new key).

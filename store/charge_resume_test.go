@@ -68,6 +68,68 @@ func TestServiceRetryOfAFailedChargeAfterTheKeyWindowIsFinal(t *testing.T) {
 	}
 }
 
+// The same retry past the key's window, with a card that can be read: the charge stays failed
+// for good, sends nothing, and records no decision admitting an attempt that never happens,
+// nor a card attempt.
+func TestServiceRetryOfAFailedChargeAfterTheKeyWindowAdmitsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, m := serviceMerchant(t)
+	fp := idempotency.Fingerprint{49}
+	runs := 0
+	fail := fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+		runs++
+		return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "circuit_open", Retryable: true}}
+	}}
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: fail})
+	req := charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second}
+	first, err := svc.Create(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(first.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	pool := dbtest.Pool(t)
+	if _, err := pool.Exec(ctx, `UPDATE charges SET created_at = created_at - interval '24 hours',
+		finalized_at = finalized_at - interval '24 hours' WHERE id = $1`, body.ID); err != nil {
+		t.Fatal(err)
+	}
+	count := func(sql string) int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, sql, body.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const allowedSQL = `SELECT count(*) FROM reattempt_decisions WHERE charge_id = $1 AND allowed`
+	decisionsBefore := count(allowedSQL)
+	resp, err := svc.Create(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Failure *charge.Failure `json:"failure"`
+	}
+	if err := json.Unmarshal(resp.Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 || got.Failure == nil || got.Failure.Code != charge.CodeKeyExpired || got.Failure.Retryable {
+		t.Fatalf("retry after the key's window: %d runs, answered %d %s; want 1 run, failed %s for good",
+			runs, resp.Status, resp.Body, charge.CodeKeyExpired)
+	}
+	if n := count(allowedSQL); n != decisionsBefore {
+		t.Errorf("allowed decisions for the charge: %d after the retry, %d before; want no new one", n, decisionsBefore)
+	}
+	if n := count(`SELECT count(*) FROM card_attempts WHERE charge_id = $1`); n != 0 {
+		t.Errorf("card attempts for the charge: %d, want 0", n)
+	}
+}
+
 // A charge left processing by a request that died is resumed — by a retry of its key, or by
 // the completer — and declined for insufficient funds; meanwhile another charge on the card
 // was declined as lost. The decline's verdict on reattempting the card, answered and stored

@@ -293,6 +293,12 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 					// as the processor has it: the charge stays failed, retryably.
 					return nil
 				}
+				if now.Sub(c.CreatedAt) >= charge.KeyWriteWindow {
+					// Nothing may be written under the processor key any more: the charge
+					// stays failed (the engine makes it final), and no rule admits an
+					// attempt that cannot happen.
+					return nil
+				}
 				if c.Card == nil {
 					c.Card = p.Card
 					if _, err := tx.Exec(ctx, `UPDATE charges SET card_fingerprint = $2, card_network = $3,
