@@ -7,7 +7,8 @@
 // periodic sweep enqueues each due step once (unique per declined charge); the job runs the
 // reattempt through the same charge engine, network caps and schedule as a merchant's own
 // reattempt. The chain stops on an approval, a never-class decline, fix data first, the
-// network cap or the end of the schedule. The job writes to the processor, so River runs it
+// network cap or the end of the schedule; a step the rules find too early (the card's history
+// moved its slot) waits for the slot they name. The job writes to the processor, so River runs it
 // once: a failure is a dead letter, and a deliberate replay resumes the same reattempt under
 // the same inbound key, never a second one.
 package reattempts
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/store"
 )
@@ -30,6 +32,7 @@ import (
 type Store interface {
 	DueReattempts(ctx context.Context, limit int) ([]store.DueReattempt, error)
 	EndChain(ctx context.Context, declinedID, reason string) error
+	DeferChain(ctx context.Context, declinedID string, at time.Time, reason string) error
 }
 
 // Engine runs one automatic reattempt (a *charge.Service).
@@ -132,6 +135,17 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	a := job.Args
 	resp, err := w.r.engine.AutoReattempt(ctx, a.MerchantID, a.DeclinedID, a.NextID)
 	var refused *charge.ReattemptRefusedError
+	if errors.As(err, &refused) && refused.Verdict.Reason == decline.ReasonTooEarly && !refused.Verdict.NotBefore.IsZero() {
+		// The card's history moved the step's slot (a Mastercard advice delay, or another
+		// decline meanwhile): the step waits for it, and the rules decide again then.
+		at := refused.Verdict.NotBefore
+		w.r.log.Info("automatic reattempt deferred by the network rules", zap.String("charge_id", a.DeclinedID),
+			zap.String("reason", string(refused.Verdict.Reason)), zap.Time("not_before", at))
+		if err := w.r.store.DeferChain(ctx, a.DeclinedID, at, string(refused.Verdict.Reason)); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("defer the chain of %s: %w", a.DeclinedID, err)
+		}
+		return nil
+	}
 	if errors.As(err, &refused) {
 		// The network rules end the chain here: an answer, not a failure of the job. The
 		// step is no longer due, so no sweep enqueues it again.

@@ -72,3 +72,18 @@ func (db *DB) EndChain(ctx context.Context, declinedID, reason string) error {
 		return event(ctx, tx, declinedID, "reattempts", "chain_stopped", reason, status, status, "", nil)
 	})
 }
+
+// DeferChain moves the due step of an automatic chain to at, when the network rules found it
+// too early (the card's history moved its slot); the sweep enqueues it again then. It
+// reports ErrNotFound when the chain has no step left to defer.
+func (db *DB) DeferChain(ctx context.Context, declinedID string, at time.Time, reason string) error {
+	return db.InTx(ctx, func(tx pgx.Tx) error {
+		var status string
+		err := tx.QueryRow(ctx, `UPDATE charges SET next_reattempt_at = $2 WHERE id = $1 AND next_reattempt_at IS NOT NULL
+			RETURNING status`, declinedID, at).Scan(&status)
+		if err != nil {
+			return interpretError(err)
+		}
+		return event(ctx, tx, declinedID, "reattempts", "chain_deferred", reason, status, status, "", nil)
+	})
+}

@@ -183,3 +183,77 @@ func TestAutomaticChainStopsWhenRefused(t *testing.T) {
 		t.Fatalf("refused decisions for the chain: got %d, want 1", refused)
 	}
 }
+
+// TestAutomaticChainWaitsWhenTooEarly: a step that the rules find too early (the card's
+// history moved its slot) waits for the slot they name instead of ending the chain.
+func TestAutomaticChainWaitsWhenTooEarly(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SWEEP", "1s")
+	k := g.key("m_auto_wait", "checkout")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, g.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	first := g.charge(k, "wait-1", `{"amount":900,"currency":"usd","payment_method":"pm_sim_decline_insufficient_funds_visa_51_card13",
+		"initiator":"merchant","customer":"cus_wait","reattempt":"auto"}`)
+	if first.status != 402 || first.json(t)["next_reattempt_at"] == nil {
+		t.Fatalf("first decline: got %d %s", first.status, first.body)
+	}
+	root := first.json(t)["id"].(string)
+	// The step is made due while the card's history still says its slot is a day away.
+	var slot time.Time
+	if err := conn.QueryRow(ctx, `SELECT next_reattempt_at FROM charges WHERE id = $1`, root).Scan(&slot); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var refused int
+	for refused == 0 {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE chain = $1 AND NOT allowed AND reason = 'too_early'`, root).Scan(&refused); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the due step was never tried")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(2500 * time.Millisecond) // more sweeps: the deferred step is not due yet
+	c := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)
+	next, _ := c["next_reattempt_at"].(string)
+	at, err := time.Parse(time.RFC3339, next)
+	if err != nil || at.Before(slot.Add(-time.Minute)) {
+		t.Fatalf("next_reattempt_at after a too-early step: %v, want the slot (%s) or later", c["next_reattempt_at"], slot)
+	}
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE chain = $1 AND NOT allowed`, root).Scan(&refused); err != nil {
+		t.Fatal(err)
+	}
+	if refused != 1 {
+		t.Fatalf("refused decisions for the chain: %d, want 1 (the deferred step waits)", refused)
+	}
+	var events int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM charge_events WHERE charge_id = $1 AND action = 'chain_deferred'`, root).Scan(&events); err != nil || events != 1 {
+		t.Fatalf("chain_deferred events: %d (%v), want 1", events, err)
+	}
+	// The slot comes: the deferred step runs.
+	if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - interval '25 hours' WHERE chain = $1`, root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		steps, _ := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)["chain"].([]any)
+		if len(steps) == 2 && steps[1].(map[string]any)["status"] == "declined" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deferred step did not run when due: chain %v", steps)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
