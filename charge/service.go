@@ -38,6 +38,10 @@ const cardLookupTimeout = 1500 * time.Millisecond
 // written: a retry came after the processor's key retention.
 const CodeKeyExpired = "processor_key_expired"
 
+// CodeAccountChanged is the failure code of a charge recorded at another processor account
+// than the one the gateway now talks to: it is never sent, replayed or reconciled there.
+const CodeAccountChanged = "processor_account_changed"
+
 // CreateParams is one keyed request for a new charge.
 type CreateParams struct {
 	MerchantID  string
@@ -198,8 +202,13 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 		// The charge already has an outcome that is not replayed from storage (a pending
 		// charge, or one settled since): answer its current state, and free the key. A
 		// retryably failed charge whose key can no longer be written fails for good.
-		if c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable && begun.Now.Sub(c.CreatedAt) >= KeyWriteWindow {
-			c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
+		if c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable {
+			switch {
+			case begun.Now.Sub(c.CreatedAt) >= KeyWriteWindow:
+				c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
+			case c.ProcessorAccount != "" && c.ProcessorAccount != s.runner.Account():
+				c.Failure = &Failure{Code: CodeAccountChanged, Retryable: false}
+			}
 		}
 		resp := s.render(c)
 		return resp, s.finish(ctx, p.MerchantID, p.Key, c, nil, resp, nil)
@@ -243,15 +252,25 @@ func (s *Service) admission(card *Card, chain string) func(decline.History, time
 // carry runs a stored charge to an outcome under its processor key and stores it. now is the
 // database clock; uncertain says that an earlier run may have reached the processor.
 func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
-	if now.Sub(c.CreatedAt) >= KeyWriteWindow {
-		// The processor's key retention is ending: no write under this key any more. A
-		// charge that may have been sent stays pending for reconciliation; one that never
-		// reached the processor fails for good (a new charge needs a new key).
+	expired := now.Sub(c.CreatedAt) >= KeyWriteWindow
+	moved := c.ProcessorAccount != "" && c.ProcessorAccount != s.runner.Account()
+	if expired || moved {
+		// The processor's key retention is ending, or the charge belongs to another
+		// processor account than the one configured now: nothing is sent under its key any
+		// more. A charge that may have been sent stays pending for reconciliation (which
+		// reads only the charge's own account); one that never reached the processor fails
+		// for good (a new charge needs a new key).
+		code := CodeKeyExpired
+		if !expired {
+			code = CodeAccountChanged
+		}
 		if uncertain {
 			c.Status, c.Failure = StatusPending, nil
 		} else {
-			c.Status, c.Failure = StatusFailed, &Failure{Code: CodeKeyExpired, Retryable: false}
+			c.Status, c.Failure = StatusFailed, &Failure{Code: code, Retryable: false}
 		}
+		s.log.Warn("charge not sent", zap.String("charge_id", c.ID), zap.String("failure_code", code),
+			zap.String("processor_account", c.ProcessorAccount), zap.String("status", string(c.Status)))
 		resp := s.render(c)
 		return resp, s.finish(ctx, merchantID, key, c, nil, resp, nil)
 	}

@@ -293,10 +293,11 @@ func (db *DB) beginExisting(ctx context.Context, p charge.BeginParams) (charge.B
 					// as the processor has it: the charge stays failed, retryably.
 					return nil
 				}
-				if now.Sub(c.CreatedAt) >= charge.KeyWriteWindow {
-					// Nothing may be written under the processor key any more: the charge
-					// stays failed (the engine makes it final), and no rule admits an
-					// attempt that cannot happen.
+				if now.Sub(c.CreatedAt) >= charge.KeyWriteWindow ||
+					(c.ProcessorAccount != "" && c.ProcessorAccount != p.New.ProcessorAccount) {
+					// Nothing may be written under the processor key any more, or not at
+					// the account configured now: the charge stays failed (the engine makes
+					// it final), and no rule admits an attempt that cannot happen.
 					return nil
 				}
 				if c.Card == nil {

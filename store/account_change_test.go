@@ -1,0 +1,128 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/idempotency"
+	"github.com/paygate/paygate/internal/dbtest"
+)
+
+// otherAccountRunner is a runner configured for another processor account than the one the
+// charges were recorded at; it notes whether anything was sent.
+type otherAccountRunner struct{ sent *bool }
+
+func (r otherAccountRunner) Account() string { return "acct_2" }
+func (r otherAccountRunner) Run(context.Context, *charge.Charge) charge.Outcome {
+	*r.sent = true
+	return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
+}
+
+// A charge recorded at one processor account is never sent to another: the gateway was
+// reconfigured (or its built-in simulator restarted) between its runs.
+func TestServiceNeverSendsAChargeToAnotherAccount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("a retry of a failed charge", func(t *testing.T) {
+		t.Parallel()
+		db, m := serviceMerchant(t)
+		fp := idempotency.Fingerprint{50}
+		req := charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second}
+		fail := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
+			Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+				return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "circuit_open", Retryable: true}}
+			}}})
+		first, err := fail.Create(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			ID      string          `json:"id"`
+			Failure *charge.Failure `json:"failure"`
+		}
+		if err := json.Unmarshal(first.Body, &body); err != nil || body.Failure == nil || !body.Failure.Retryable {
+			t.Fatalf("first request: %d %s, want failed retryably", first.Status, first.Body)
+		}
+		var decisions int
+		pool := dbtest.Pool(t)
+		countDecisions := func() int {
+			t.Helper()
+			var n int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE charge_id = $1`, body.ID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		decisions = countDecisions()
+		sent := false
+		other := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: otherAccountRunner{&sent}})
+		for i := range 2 {
+			resp, err := other.Create(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Failure *charge.Failure `json:"failure"`
+			}
+			if err := json.Unmarshal(resp.Body, &got); err != nil {
+				t.Fatal(err)
+			}
+			if sent || got.Failure == nil || got.Failure.Code != charge.CodeAccountChanged || got.Failure.Retryable {
+				t.Fatalf("retry %d at another account: sent %v, answered %d %s; want nothing sent, failed %s for good",
+					i+1, sent, resp.Status, resp.Body, charge.CodeAccountChanged)
+			}
+		}
+		if n := countDecisions(); n != decisions {
+			t.Errorf("decisions for the charge: %d after the retries, %d before; want no new one", n, decisions)
+		}
+		stored, err := db.Charge(ctx, m, body.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Status != charge.StatusFailed || stored.Failure == nil || stored.Failure.Retryable || stored.ProcessorAccount != "acct_1" {
+			t.Fatalf("stored charge: %s %+v at %s, want failed for good at acct_1", stored.Status, stored.Failure, stored.ProcessorAccount)
+		}
+	})
+
+	for _, by := range []string{"retry", "completer"} {
+		t.Run("a charge left processing, resumed by the "+by, func(t *testing.T) {
+			t.Parallel()
+			db, m := serviceMerchant(t)
+			fp := idempotency.Fingerprint{51}
+			first, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
+				LockFor: time.Millisecond, New: newCharge(m, ""), Card: testCard})
+			if err != nil || !first.Created {
+				t.Fatalf("first request: %+v, %v", first, err)
+			}
+			if _, err := dbtest.Pool(t).Exec(ctx, `UPDATE charges SET updated_at = now() - interval '1 hour' WHERE id = $1`, first.Charge.ID); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond) // the dead request's lock expires
+			sent := false
+			other := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: otherAccountRunner{&sent}})
+			if by == "retry" {
+				resp, err := other.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Status != 202 {
+					t.Errorf("retry: answered %d %s, want 202 pending", resp.Status, resp.Body)
+				}
+			} else if _, err := other.Complete(ctx, charge.CompleterConfig{Idle: time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.Charge(ctx, m, first.Charge.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sent || got.Status != charge.StatusPending || got.ProcessorAccount != "acct_1" {
+				t.Fatalf("resumed at another account: sent %v, charge %s at %s; want nothing sent, pending at acct_1",
+					sent, got.Status, got.ProcessorAccount)
+			}
+		})
+	}
+}
