@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/paygate/paygate/charge"
@@ -353,5 +354,78 @@ func TestCheckInFlightWhileOperatorResolves(t *testing.T) {
 				t.Fatalf("after one more check: got %+v, want status %s", got, tc.wantFinal)
 			}
 		})
+	}
+}
+
+// TestManualFailedKeepsTheCardsAttempt checks that an operator's "failed" leaves the charge's
+// attempt in the card's history (an operator's judgement is not proof that nothing reached
+// the card network), so that processor evidence found later — a decline that blocks the card
+// — lands in the history the network rules read and the audit report counts.
+func TestManualFailedKeepsTheCardsAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const lost = "pm_card_chargeDeclinedLostCard"
+	id := b.pending(t, lost)
+	pool := dbtest.Pool(t)
+	if _, err := pool.Exec(b.ctx, `INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network,
+		merchant_id, chain, at, outcome) VALUES ($1, $2, 'fp_manual', 'visa', $3, $1, now() - interval '1 minute', 'pending')`,
+		id, b.account, b.merchant); err != nil {
+		t.Fatal(err)
+	}
+	cardAttempt := func() (outcome, class string) {
+		t.Helper()
+		err := pool.QueryRow(b.ctx, `SELECT outcome, COALESCE(class, '') FROM card_attempts WHERE charge_id = $1`, id).Scan(&outcome, &class)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return "", ""
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outcome, class
+	}
+	if d := b.check(t, id); d.Kind != reconcile.KindPending {
+		t.Fatalf("first check: got %s, want pending", d.Kind)
+	}
+	if err := b.resolve(id, charge.StatusFailed); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := cardAttempt(); o != "pending" {
+		t.Fatalf("card attempt after a manual failed: %q, want it kept, pending", o)
+	}
+	b.pay(t, id, lost)
+	if d := b.check(t, id); d.Reason != reconcile.ReasonContradictsManual {
+		t.Fatalf("check after the decline: got %s %s, want a reopening", d.Kind, d.Reason)
+	}
+	if d := b.check(t, id); d.Kind != reconcile.KindResolve {
+		t.Fatalf("check of the reopened charge: got %+v, want it resolved", d)
+	}
+	if o, c := cardAttempt(); o != "declined" || c != "never" {
+		t.Fatalf("card attempt after the decline was found: %q %q, want declined, never", o, c)
+	}
+}
+
+// TestManualDeclineHasADeclineBlock checks that a charge an operator resolves as declined
+// carries a decline block like any decline, naming the operator as its source, with the
+// network rules' verdict on reattempting the card.
+func TestManualDeclineHasADeclineBlock(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.pending(t, "pm_card_visa")
+	if d := b.check(t, id); d.Kind != reconcile.KindPending {
+		t.Fatalf("first check: got %s, want pending", d.Kind)
+	}
+	if err := b.resolve(id, charge.StatusDeclined); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.db.Charge(b.ctx, b.merchant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blk charge.DeclineJSON
+	if err := json.Unmarshal(c.Decline, &blk); err != nil {
+		t.Fatalf("decline block %q: %v", c.Decline, err)
+	}
+	if blk.Code != "resolved_declined_by_operator" || blk.Class == "" || blk.Evidence != nil {
+		t.Fatalf("decline block: %s, want code resolved_declined_by_operator, a class, no processor evidence", c.Decline)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 )
 
 // ReviewItem is a charge waiting for a person, with why and the evidence gathered so far.
@@ -144,6 +145,43 @@ type ManualResolution struct {
 	Note       string
 	Actor      string        // who: "operator:" and the key id
 	Within     time.Duration // how recent the inconclusive reconciliation must be
+	// Caps are the card networks' reattempt caps the decline block's verdict is decided
+	// under (zero fields: the defaults).
+	Caps decline.Caps
+}
+
+// manualDecline returns the decline block and the card outcome of a charge an operator
+// resolved as declined at now: no issuer code is known, so the code names the operator and
+// the class is the one of a decline without evidence; the verdict on reattempting the card
+// is the network rules' on the card's history.
+func manualDecline(ctx context.Context, tx pgx.Tx, m ManualResolution, now time.Time) ([]byte, *charge.CardOutcome, error) {
+	c, err := chargeByID(ctx, tx, m.MerchantID, m.ChargeID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var h decline.History
+	if c.Card != nil {
+		all, err := cardHistory(ctx, tx, c.ProcessorAccount, c.Card.Fingerprint)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, a := range all {
+			if a.Charge != c.ID {
+				h = append(h, a)
+			}
+		}
+	}
+	raw, co := charge.DeclineOutcome(c, nil, h, now, m.Caps)
+	var blk charge.DeclineJSON
+	if err := json.Unmarshal(raw, &blk); err != nil {
+		return nil, nil, fmt.Errorf("store: decline block: %w", err)
+	}
+	blk.Code = "resolved_declined_by_operator"
+	out, err := json.Marshal(blk)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: decline block: %w", err)
+	}
+	return out, co, nil
 }
 
 // ManualResolve settles a pending (or in review) charge by hand, in one transaction, and
@@ -187,9 +225,25 @@ func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Ch
 			code, retry := "resolved_failed_by_operator", false
 			failCode, failRetry = &code, &retry
 		}
+		// The card's history follows an operator's approval or decline. An operator's
+		// "failed" is a judgement, not proof that nothing reached the card network: the
+		// attempt stays in the history as it was (it keeps counting against the network
+		// caps), and processor evidence found later settles it there.
+		var (
+			co          *charge.CardOutcome
+			declineJSON []byte
+		)
+		switch m.Outcome {
+		case charge.StatusSucceeded:
+			co = &charge.CardOutcome{Outcome: "approved"}
+		case charge.StatusDeclined:
+			if declineJSON, co, err = manualDecline(ctx, tx, m, now); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, `
-			UPDATE charges SET status = $2, failure_code = $3, failure_retryable = $4, updated_at = $5, finalized_at = $5
-			 WHERE id = $1`, m.ChargeID, string(m.Outcome), failCode, failRetry, now); err != nil {
+			UPDATE charges SET status = $2, failure_code = $3, failure_retryable = $4, decline = $6, updated_at = $5, finalized_at = $5
+			 WHERE id = $1`, m.ChargeID, string(m.Outcome), failCode, failRetry, now, declineJSON); err != nil {
 			return fmt.Errorf("store: resolve charge: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `
@@ -197,15 +251,10 @@ func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Ch
 				review_reason = NULL, review_since = NULL WHERE charge_id = $1`, m.ChargeID, string(m.Outcome), now); err != nil {
 			return fmt.Errorf("store: record manual resolution: %w", err)
 		}
-		var co *charge.CardOutcome
-		switch m.Outcome {
-		case charge.StatusSucceeded:
-			co = &charge.CardOutcome{Outcome: "approved"}
-		case charge.StatusDeclined:
-			co = &charge.CardOutcome{Outcome: "declined", Class: "generic"}
-		}
-		if err := cardOutcomeTx(ctx, tx, m.ChargeID, co); err != nil {
-			return err
+		if co != nil {
+			if err := cardOutcomeTx(ctx, tx, m.ChargeID, co); err != nil {
+				return err
+			}
 		}
 		if err := event(ctx, tx, m.ChargeID, m.Actor, "manual_resolution", "", status, string(m.Outcome), m.Note, evidence); err != nil {
 			return err
