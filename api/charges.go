@@ -166,9 +166,16 @@ func writeCreate(c echo.Context, resp charge.Response, err error) error {
 
 func writeResponse(c echo.Context, resp charge.Response) error {
 	if resp.Status == http.StatusServiceUnavailable || resp.Status == http.StatusGatewayTimeout {
-		c.Response().Header().Set("Retry-After", "1")
+		c.Response().Header().Set("Retry-After", retryAfterSeconds(resp.RetryAfter))
 	}
 	return c.Blob(resp.Status, echo.MIMEApplicationJSON, resp.Body)
+}
+
+// retryAfterSeconds is the Retry-After of an answer that asks for a retry: the processor's
+// own wait when it gave one (rounded up to whole seconds), else one second.
+func retryAfterSeconds(wait time.Duration) string {
+	secs := (wait + time.Second - 1) / time.Second
+	return strconv.FormatInt(int64(max(secs, 1)), 10)
 }
 
 // requestTimeout reads Request-Timeout-Ms: the caller's remaining deadline.
@@ -346,11 +353,13 @@ func StatusOf(c *charge.Charge) int {
 	if c.Failure == nil {
 		return http.StatusServiceUnavailable
 	}
-	switch c.Failure.Code {
-	case "deadline_exceeded":
-		return http.StatusGatewayTimeout
-	case "invalid_request", "payment_intent_canceled", charge.CodeKeyExpired:
+	switch {
+	case !c.Failure.Retryable:
+		// No retry can cure it (an invalid request, a key past its window, a charge an
+		// operator or reconciliation settled as failed): never "retry later".
 		return http.StatusUnprocessableEntity
+	case c.Failure.Code == "deadline_exceeded":
+		return http.StatusGatewayTimeout
 	}
 	return http.StatusServiceUnavailable
 }

@@ -117,8 +117,34 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 			code, retryable = "payment_intent_canceled", false
 		}
 		out.Failure = &Failure{Code: code, Retryable: retryable}
+		if retryable {
+			out.RetryAfter = retryAfterHint(rep, op.Breaker)
+		}
 	}
 	return out
+}
+
+// openUntil is a breaker that can tell when it admits attempts again (a *retry.Circuit).
+type openUntil interface {
+	OpenUntil(now time.Time) time.Time
+}
+
+// retryAfterHint returns how long a retry of a failed run should wait for the processor to
+// take one again: what remains, at the run's end, of the Retry-After of its last answer, or
+// of the pause of its open circuit; the longer of the two.
+func retryAfterHint(rep retry.Report, b retry.Breaker) time.Duration {
+	var wait time.Duration
+	if n := len(rep.Attempts); n > 0 {
+		if a := rep.Attempts[n-1]; a.HasRetryAfter {
+			wait = a.StartedAt.Add(a.Duration).Add(a.RetryAfter).Sub(rep.End)
+		}
+	}
+	if o, ok := b.(openUntil); ok && rep.Stop == retry.StopCircuitOpen {
+		if until := o.OpenUntil(rep.End); !until.IsZero() {
+			wait = max(wait, until.Sub(rep.End))
+		}
+	}
+	return max(wait, 0)
 }
 
 // PaymentParamsOf returns what the processor is asked for a charge. Every attempt and every

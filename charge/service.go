@@ -59,6 +59,13 @@ type CreateParams struct {
 type Response struct {
 	Status int
 	Body   []byte
+	// RetryAfter is, for an answer that asks the caller to retry (a retryable failure),
+	// how long to wait first (see Outcome.RetryAfter); zero when nothing is known. A
+	// stored answer never carries it.
+	RetryAfter time.Duration
+	// Replayed reports an answer to a retry of a request already answered: the stored
+	// answer, or the charge's current state for a request first answered 202.
+	Replayed bool
 }
 
 // Renderer turns a charge into the API's answer for it. The engine stores the bytes it
@@ -80,6 +87,10 @@ type Outcome struct {
 	// Evidence is the issuer's evidence of a decline.
 	Evidence *processor.Decline
 	Attempts []Attempt
+	// RetryAfter is, for a failed outcome, how long a retry would wait for the processor
+	// to take one again: what remains of the Retry-After it sent last, or of an open
+	// circuit's pause. Zero when it gave no such hint.
+	RetryAfter time.Duration
 }
 
 // Service is the charge engine.
@@ -184,9 +195,11 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	case idempotency.Replay:
 		if begun.Record.ResponseBody == nil && begun.Charge != nil {
 			// A request first answered 202 gets the charge's current state.
-			return s.render(begun.Charge), nil
+			resp := s.render(begun.Charge)
+			resp.Replayed = true
+			return resp, nil
 		}
-		return Response{Status: begun.Record.ResponseStatus, Body: begun.Record.ResponseBody}, nil
+		return Response{Status: begun.Record.ResponseStatus, Body: begun.Record.ResponseBody, Replayed: true}, nil
 	}
 	if begun.DuplicateOf != "" {
 		return Response{}, &DuplicateReferenceError{ChargeID: begun.DuplicateOf}
@@ -322,6 +335,9 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 			}
 		}
 		return Response{}, err
+	}
+	if c.Status == StatusFailed {
+		resp.RetryAfter = out.RetryAfter
 	}
 	return resp, nil
 }

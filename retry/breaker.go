@@ -134,6 +134,18 @@ func (c *Circuit) State(now time.Time) BreakerState {
 	return c.state
 }
 
+// OpenUntil returns when an open circuit starts probing again: the earliest time a new
+// attempt may be admitted. It returns the zero time when the circuit is not open at now.
+func (c *Circuit) OpenUntil(now time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tick(now)
+	if c.state != BreakerOpen {
+		return time.Time{}
+	}
+	return c.until
+}
+
 // Allow admits every attempt while closed, none while open, and up to
 // Probes concurrent probes while half-open.
 func (c *Circuit) Allow(now time.Time) (Ticket, bool) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +87,13 @@ func TestRetryCasesThroughTheAPI(t *testing.T) {
 				}
 				if r.status >= 500 && r.header.Get("Retry-After") == "" {
 					t.Fatalf("a %d must carry Retry-After", r.status)
+				}
+				if tc.name == "429 Retry-After 30 with 5 s left" {
+					// The processor's wait, less the time spent: a retry sooner would hit it
+					// again too early.
+					if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra < 24 || ra > 30 {
+						t.Fatalf("Retry-After: got %q, want the processor's 30 s less the %v spent", r.header.Get("Retry-After"), elapsed)
+					}
 				}
 			}
 			if tc.timeoutMS != "" {
