@@ -29,6 +29,7 @@ type gatedReads struct {
 	*processor.Client
 	mu      sync.Mutex
 	fail    bool
+	lagging bool // the search answers, but its index does not show the charge yet
 	entered chan struct{} // closed when a held list is reached
 	release chan struct{} // the held list goes on when closed
 }
@@ -79,7 +80,21 @@ func (g *gatedReads) ListByCreated(ctx context.Context, from, to time.Time, afte
 	return g.Client.ListByCreated(ctx, from, to, after, limit)
 }
 
+// setLagging makes every read but the search fail, and the search answer with nothing, as a
+// search index that lags does: the processor answered, and settled nothing.
+func (g *gatedReads) setLagging() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.fail, g.lagging = true, true
+}
+
 func (g *gatedReads) SearchByCharge(ctx context.Context, id string) ([]processor.Intent, processor.ReadResult) {
+	g.mu.Lock()
+	lagging := g.lagging
+	g.mu.Unlock()
+	if lagging {
+		return nil, processor.ReadResult{Outcome: retry.Outcome{Class: retry.ClassSuccess, HTTPStatus: 200}}
+	}
 	if g.failing() {
 		return nil, failedRead
 	}
@@ -234,7 +249,7 @@ func TestReopenedChargeIsResolvedAgain(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name       string
-		failReads  bool
+		lagging    bool // the reads answer and settle nothing
 		wantKind   reconcile.Kind
 		wantStatus charge.Status
 		wantTop    bool
@@ -244,7 +259,7 @@ func TestReopenedChargeIsResolvedAgain(t *testing.T) {
 	}{
 		{name: "conclusive evidence resolves it", wantKind: reconcile.KindResolve,
 			wantStatus: charge.StatusSucceeded, wantFinal: charge.StatusSucceeded},
-		{name: "inconclusive evidence lets an operator resolve it", failReads: true, wantKind: reconcile.KindPending,
+		{name: "inconclusive evidence lets an operator resolve it", lagging: true, wantKind: reconcile.KindPending,
 			wantStatus: charge.StatusPending, wantTop: true, resolve: charge.StatusSucceeded,
 			wantFinal: charge.StatusSucceeded, wantManual: "succeeded"},
 	} {
@@ -267,7 +282,9 @@ func TestReopenedChargeIsResolvedAgain(t *testing.T) {
 				t.Errorf("reopened: got %+v, want %+v (the manual resolution ended)", got, want)
 			}
 
-			b.reads.setFail(tc.failReads)
+			if tc.lagging {
+				b.reads.setLagging()
+			}
 			if d := b.check(t, id); d.Kind != tc.wantKind {
 				t.Fatalf("check of the reopened charge: got %+v, want %s", d, tc.wantKind)
 			}
@@ -427,5 +444,28 @@ func TestManualDeclineHasADeclineBlock(t *testing.T) {
 	}
 	if blk.Code != "resolved_declined_by_operator" || blk.Class == "" || blk.Evidence != nil {
 		t.Fatalf("decline block: %s, want code resolved_declined_by_operator, a class, no processor evidence", c.Decline)
+	}
+}
+
+// TestResolveNeedsACheckThatReachedTheProcessor checks that a check whose every read failed
+// (the processor unreachable) does not open the way to a manual resolution: it found nothing
+// because it saw nothing. A check that reached the processor and settled nothing does.
+func TestResolveNeedsACheckThatReachedTheProcessor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.pending(t, "pm_card_visa")
+	b.reads.setFail(true)
+	if d := b.check(t, id); d.Kind != reconcile.KindPending {
+		t.Fatalf("check with every read failing: got %s, want pending", d.Kind)
+	}
+	if err := b.resolve(id, charge.StatusFailed); !errors.Is(err, store.ErrReconcileFirst) {
+		t.Fatalf("resolution after a check that reached nothing: got %v, want %v", err, store.ErrReconcileFirst)
+	}
+	b.reads.setLagging()
+	if d := b.check(t, id); d.Kind != reconcile.KindPending {
+		t.Fatalf("check with a lagging search: got %s, want pending", d.Kind)
+	}
+	if err := b.resolve(id, charge.StatusFailed); err != nil {
+		t.Fatalf("resolution after a check that reached the processor: %v", err)
 	}
 }

@@ -82,6 +82,14 @@ type Check struct {
 	Evidence Evidence `json:"evidence"`
 }
 
+// Looked reports whether the check looked at the processor and so may leave the charge to an
+// operator when it settles nothing: at least one read was answered (Evidence.Answered). A
+// charge of another processor account cannot be read here at all, and its check counts as
+// looked: no check here can ever do better, and an operator reads that account instead.
+func (c Check) Looked() bool {
+	return c.Evidence.Answered() || c.Decision.Reason == ReasonOtherAccount
+}
+
 // firstSent is when the key was first used by a recorded attempt: FirstSentAt, else
 // CreatedAt. It anchors the check schedule.
 func (c Charge) firstSent() time.Time {

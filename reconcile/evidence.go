@@ -26,6 +26,16 @@ type Evidence struct {
 	Replay *ReplayAnswer `json:"replay,omitempty"`
 }
 
+// Answered reports whether any read of the check (or its replay) got an answer from the
+// processor: found, not found, or a page of a listing. A check whose every read failed saw
+// nothing, so finding nothing in it proves nothing.
+func (e Evidence) Answered() bool {
+	return (e.Retrieve != nil && e.Retrieve.Failure == nil) ||
+		(e.List != nil && (e.List.Pages > 0 || e.List.Failure == nil)) ||
+		(e.Search != nil && e.Search.Answered) ||
+		(e.Replay != nil && e.Replay.HTTPStatus != 0)
+}
+
 // ReadFailure says why a read gave no answer.
 type ReadFailure struct {
 	// Class is the read's classification (retry, retry_after, terminal).

@@ -170,7 +170,9 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 				return fmt.Errorf("store: save processor_ref: %w", err)
 			}
 		}
-		inconclusive := r.Resolve == nil
+		// A check that settled nothing lets an operator resolve the charge only if it looked
+		// at the processor: one whose every read failed proves nothing.
+		inconclusive := r.Resolve == nil && r.Check.Looked()
 		reopen := r.Resolve != nil && r.Resolve.Reopen
 		_, err = tx.Exec(ctx, `
 			INSERT INTO reconciliations (charge_id, next_check_at, in_review, review_reason, review_rank, review_since,
