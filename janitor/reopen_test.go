@@ -469,3 +469,43 @@ func TestResolveNeedsACheckThatReachedTheProcessor(t *testing.T) {
 		t.Fatalf("resolution after a check that reached the processor: %v", err)
 	}
 }
+
+// TestReviewQueueOrderAndEvidence checks that the review queue lists charges of the same risk
+// oldest charge first, whenever each entered review, each with every check made so far.
+func TestReviewQueueOrderAndEvidence(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	mismatching := func(id string) {
+		t.Helper()
+		a := b.proc.CreatePayment(b.ctx, processor.PaymentParams{Key: charge.ProcessorKey(id), ChargeID: id,
+			Amount: 901, Currency: "usd", PaymentMethod: "pm_card_visa"})
+		if a.PaymentIntent == "" {
+			t.Fatalf("payment at the simulator: %+v", a)
+		}
+	}
+	newer, older := b.pending(t, "pm_card_visa"), b.pending(t, "pm_card_visa")
+	if _, err := dbtest.Pool(t).Exec(b.ctx, `UPDATE charges SET created_at = created_at - interval '1 hour' WHERE id = $1`, older); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{newer, older} { // the newer charge enters review first
+		if d := b.check(t, id); d.Kind != reconcile.KindPending {
+			t.Fatalf("first check: got %s, want pending", d.Kind)
+		}
+		mismatching(id)
+		if d := b.check(t, id); d.Reason != reconcile.ReasonMismatch {
+			t.Fatalf("check of a mismatching payment: got %s %s, want review %s", d.Kind, d.Reason, reconcile.ReasonMismatch)
+		}
+	}
+	q, err := b.db.ReviewQueue(b.ctx, b.merchant, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) != 2 || q[0].Charge.ID != older || q[1].Charge.ID != newer {
+		t.Fatalf("review queue: %d items, want the older charge first", len(q))
+	}
+	for _, it := range q {
+		if len(it.Checks) != 2 || string(it.Checks[1]) != string(it.Evidence) {
+			t.Fatalf("charge %s: %d checks, want both, the last one the item's evidence", it.Charge.ID, len(it.Checks))
+		}
+	}
+}

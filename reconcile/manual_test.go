@@ -33,6 +33,12 @@ func TestAgainstManual(t *testing.T) {
 		{"conflicting evidence still needs a person", OutcomeFailed,
 			Decision{Kind: KindReview, Reason: ReasonMismatch, Mismatch: []string{"amount"}},
 			Decision{Kind: KindReview, Reason: ReasonMismatch, Mismatch: []string{"amount"}}},
+		{"a mismatching success contradicts a manual failed", OutcomeFailed,
+			Decision{Kind: KindReview, Reason: ReasonMismatch, Mismatch: []string{"amount"}, PaymentIntent: "pi_1", Status: "succeeded"},
+			Decision{Kind: KindReview, Reason: ReasonContradictsManual, Mismatch: []string{"amount"}, PaymentIntent: "pi_1", Status: "succeeded"}},
+		{"a mismatching success confirms a manual succeeded, and still needs a person", OutcomeSucceeded,
+			Decision{Kind: KindReview, Reason: ReasonMismatch, Mismatch: []string{"amount"}, PaymentIntent: "pi_1", Status: "succeeded"},
+			Decision{Kind: KindReview, Reason: ReasonMismatch, Mismatch: []string{"amount"}, PaymentIntent: "pi_1", Status: "succeeded"}},
 		{"nothing found keeps the schedule", OutcomeFailed, Decision{Kind: KindPending, NextCheckAt: next},
 			Decision{Kind: KindPending, NextCheckAt: next}},
 	} {

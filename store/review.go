@@ -20,17 +20,22 @@ type ReviewItem struct {
 	Rank     int
 	Since    time.Time
 	Evidence json.RawMessage // the last reconciliation check
+	// Checks are all the charge's reconciliation checks, oldest first: the evidence
+	// gathered so far.
+	Checks []json.RawMessage
 }
 
 // ReviewQueue returns the merchant's charges in review: the riskiest first (processor
-// evidence contradicting a manual resolution), then the oldest.
+// evidence contradicting a manual resolution), then the oldest charge first, each with every
+// check made so far.
 func (db *DB) ReviewQueue(ctx context.Context, merchantID string, limit int) ([]ReviewItem, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT `+chargeColumns+`, COALESCE(r.review_reason, ''), r.review_rank, COALESCE(r.review_since, c.created_at),
-			(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1)
+			(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1),
+			(SELECT COALESCE(array_agg(k.body ORDER BY k.n), '{}') FROM reconciliation_checks k WHERE k.charge_id = c.id)
 		  FROM reconciliations r JOIN charges c ON c.id = r.charge_id
 		 WHERE r.in_review AND c.merchant_id = $1
-		 ORDER BY r.review_rank DESC, r.review_since, c.id
+		 ORDER BY r.review_rank DESC, c.created_at, c.id
 		 LIMIT $2`, merchantID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: review queue: %w", err)
@@ -39,11 +44,15 @@ func (db *DB) ReviewQueue(ctx context.Context, merchantID string, limit int) ([]
 	var out []ReviewItem
 	for rows.Next() {
 		var it ReviewItem
-		c, err := scanCharge(rowWithTail{rows, []any{&it.Reason, &it.Rank, &it.Since, &it.Evidence}})
+		var checks [][]byte
+		c, err := scanCharge(rowWithTail{rows, []any{&it.Reason, &it.Rank, &it.Since, &it.Evidence, &checks}})
 		if err != nil {
 			return nil, err
 		}
 		it.Charge = c
+		for _, b := range checks {
+			it.Checks = append(it.Checks, json.RawMessage(b))
+		}
 		out = append(out, it)
 	}
 	return out, rows.Err()
