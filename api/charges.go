@@ -112,8 +112,17 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 }
 
 // keyedRequest reads what every keyed POST carries: the Idempotency-Key, the caller's
-// deadline and the body.
+// deadline and the body. A body that looks like it holds a card number is refused before
+// anything else is checked, and never echoed. The key is the caller's opaque token: a
+// digits-only key (a timestamp) is a key, not card data.
 func keyedRequest(c echo.Context) (string, time.Duration, []byte, *Error) {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return "", 0, nil, toAPIError(err) // the body limit's 413, or a client that went away
+	}
+	if apiErr := refuseCardData(body); apiErr != nil {
+		return "", 0, nil, apiErr
+	}
 	key, err := idempotency.ParseKey(c.Request().Header.Get("Idempotency-Key"))
 	if errors.Is(err, idempotency.ErrKeyMissing) {
 		return "", 0, nil, invalid("idempotency_key_missing", "Idempotency-Key", "the Idempotency-Key header is required")
@@ -125,14 +134,12 @@ func keyedRequest(c echo.Context) (string, time.Duration, []byte, *Error) {
 	if apiErr != nil {
 		return "", 0, nil, apiErr
 	}
-	body, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		return "", 0, nil, toAPIError(err) // the body limit's 413, or a client that went away
-	}
 	return key, timeout, body, nil
 }
 
-// writeCreate answers a request for a new charge (a charge or a reattempt).
+// writeCreate answers a request for a new charge (a charge or a reattempt). An answer
+// replayed for its Idempotency-Key (stored, or a first 202's charge in its current state)
+// carries Idempotent-Replayed: true, as Stripe's do; a first answer carries no such header.
 func writeCreate(c echo.Context, resp charge.Response, err error) error {
 	var (
 		dup     *charge.DuplicateReferenceError
@@ -143,7 +150,9 @@ func writeCreate(c echo.Context, resp charge.Response, err error) error {
 	case errors.As(err, &refused):
 		extra := map[string]any{"reason": refused.Verdict.Reason, "not_before": nil}
 		if !refused.Verdict.NotBefore.IsZero() {
-			extra["not_before"] = refused.Verdict.NotBefore.UTC().Format(time.RFC3339)
+			// As the decline block writes it (a time.Time in JSON: RFC 3339 with the
+			// fraction of a second), so that not_before is never earlier than the rule.
+			extra["not_before"] = refused.Verdict.NotBefore.UTC()
 		}
 		return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "reattempt_not_allowed",
 			Message: "the card network rules do not allow charging this card now", Extra: extra}
@@ -160,6 +169,9 @@ func writeCreate(c echo.Context, resp charge.Response, err error) error {
 			Message: "a live charge already carries this reference", Extra: map[string]any{"charge": dup.ChargeID}}
 	case err != nil:
 		return err
+	}
+	if resp.Replayed {
+		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
 	return writeResponse(c, resp)
 }
@@ -247,10 +259,22 @@ func (h *chargeHandlers) list(c echo.Context) error {
 		}
 		lp.Limit = n
 	}
-	if lp.StartingAfter != "" && !chargeIDRE.MatchString(lp.StartingAfter) {
-		return invalid(charge.CodeParameterInvalid, "starting_after", "starting_after must be a charge id (ch_...)")
+	if lp.StartingAfter != "" {
+		if !chargeIDRE.MatchString(lp.StartingAfter) {
+			return invalid(charge.CodeParameterInvalid, "starting_after", "starting_after must be a charge id (ch_...)")
+		}
+		// The store reads a cursor that names no charge of the merchant's as the end of
+		// the list: such a cursor is refused, as Stripe refuses it.
+		if _, err := h.charges.Get(c.Request().Context(), p.MerchantID, lp.StartingAfter); errors.Is(err, charge.ErrNotFound) {
+			return errCursorMissing
+		} else if err != nil {
+			return err
+		}
 	}
 	list, more, err := h.charges.List(c.Request().Context(), lp)
+	if errors.Is(err, charge.ErrNotFound) {
+		return errCursorMissing
+	}
 	if err != nil {
 		return err
 	}
@@ -260,6 +284,10 @@ func (h *chargeHandlers) list(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "url": "/v1/charges", "has_more": more, "data": data})
 }
+
+// errCursorMissing answers a list whose starting_after names no charge of the caller's.
+var errCursorMissing = &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "resource_missing",
+	Param: "starting_after", Message: "no such charge: starting_after must name one of your charges"}
 
 func strconvQuote(s string) string { return strconv.Quote(strings.ToValidUTF8(s, "?")) }
 

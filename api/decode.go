@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/paygate/paygate/charge"
 )
@@ -60,12 +61,16 @@ func decodeChargeRequest(body []byte, lim charge.Limits) (charge.Request, *Error
 	return r, nil
 }
 
-// decodeStrict decodes exactly one JSON object into v, refusing unknown fields. A body
-// holding a card number anywhere is refused first, so that no later error (an unknown
-// parameter's name, say) can echo one.
+// codeDuplicateParameter is the error code of a body that gives one parameter twice.
+const codeDuplicateParameter = "duplicate_parameter"
+
+// decodeStrict decodes exactly one JSON object into v, refusing unknown fields and
+// parameters given twice. A body holding a card number anywhere is refused first, so that no
+// later error (an unknown or duplicate parameter's name, say) can echo one.
 func decodeStrict(body []byte, v any) *Error {
-	if err := refuseCardData(body); err != nil {
-		return err
+	scan := scanBody(body)
+	if scan.card {
+		return errCardData
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
@@ -73,6 +78,10 @@ func decodeStrict(body []byte, v any) *Error {
 	}
 	if trimmed[0] != '{' && json.Valid(trimmed) {
 		return invalid(charge.CodeParameterInvalid, "", "the request body must be a JSON object")
+	}
+	if scan.duplicate {
+		return invalid(codeDuplicateParameter, scan.duplicateParam,
+			fmt.Sprintf("parameter %s is given more than once", strconvQuote(scan.duplicateParam)))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -97,39 +106,181 @@ func decodeStrict(body []byte, v any) *Error {
 	return nil
 }
 
-// refuseCardData refuses a body in which any string, number or key looks like a card
-// number. It reads the body's token stream, so that escapes (\u0034...) cannot hide digits
-// and a duplicate key cannot hide the value it overrides: every key and value is checked,
-// whichever one a decoder keeps. A body that is not JSON is checked up to where it stops
-// being JSON; decodeStrict then refuses it without echoing it.
+// refuseCardData refuses a body that holds a card number (see scanBody).
 func refuseCardData(body []byte) *Error {
-	if holdsCardNumber(body) {
+	if scanBody(body).card {
 		return errCardData
 	}
 	return nil
 }
 
-// holdsCardNumber reports whether any key, string or number of the JSON text in body looks
-// like a card number.
-func holdsCardNumber(body []byte) bool {
+// holdsCardNumber reports whether any key, string or number of the JSON text in body, or
+// the raw text of a body that is not one JSON value, looks like a card number.
+func holdsCardNumber(body []byte) bool { return scanBody(body).card }
+
+// bodyScan is what one reading of a body's token stream found.
+type bodyScan struct {
+	// card: a key, string or number looks like a card number; or the body is not one JSON
+	// value and its raw text holds one.
+	card bool
+	// duplicate: the body is one JSON value in which an object gives a key twice;
+	// duplicateParam names the first such key in Stripe's form (metadata[key]).
+	duplicate      bool
+	duplicateParam string
+}
+
+// scanFrame is an object or array open at a point of the token stream.
+type scanFrame struct {
+	object bool
+	// seen holds the object's keys so far (folded for the top-level object, see foldName);
+	// nil until the first.
+	seen map[string]struct{}
+	// key is the object's current key; wantKey: the next token is a key.
+	key     string
+	wantKey bool
+	// index is the array's current element.
+	index int
+}
+
+// scanBody reads the token stream of body once and checks every key, string and number for
+// a card number, so that escapes (\u0034...) cannot hide digits and a duplicate key cannot
+// hide the value it overrides: every key and value is checked, whichever one a decoder
+// keeps. Where the text stops being one JSON value (a syntax error, or a second value after
+// the first), the whole raw body is checked too, so that no part a decoder would not reach
+// can hide a card number. The same walk tells keys from values and finds an object that
+// gives a key twice: at the top level, where keys name the fields of a Go struct, two keys
+// are the same when encoding/json would match them to the same field (it ignores case);
+// below it (metadata), when they are equal.
+func scanBody(body []byte) bodyScan {
+	var (
+		s      bodyScan
+		stack  []scanFrame
+		values int // top-level values begun
+	)
+	rawChecked := false
+	checkRaw := func() {
+		if !rawChecked {
+			rawChecked = true
+			s.card = s.card || charge.ContainsCardNumber(string(body))
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	for {
 		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
-			return false // io.EOF, or the end of what is JSON
+			checkRaw() // not JSON from here on
+			break
+		}
+		var top *scanFrame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if top == nil {
+			if values++; values > 1 {
+				checkRaw() // a second value: the decoder would stop before it
+			}
 		}
 		switch t := tok.(type) {
 		case string:
 			if charge.ContainsCardNumber(t) {
-				return true
+				s.card = true
+			}
+			if top != nil && top.object && top.wantKey {
+				top.key, top.wantKey = t, false
+				if !s.duplicate && seenKey(top, t, len(stack) == 1) {
+					s.duplicate, s.duplicateParam = true, paramPath(stack)
+				}
+				continue // the key's value follows
 			}
 		case json.Number:
 			if charge.ContainsCardNumber(t.String()) {
-				return true
+				s.card = true
+			}
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				stack = append(stack, scanFrame{object: t == '{', wantKey: t == '{'})
+				continue // the value ends with its closing delimiter
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 {
+					top = &stack[len(stack)-1]
+				} else {
+					top = nil
+				}
+			}
+		}
+		// A value ended: the next token of its container is a key, or the next element.
+		if top != nil {
+			if top.object {
+				top.wantKey = true
+			} else {
+				top.index++
 			}
 		}
 	}
+	if s.duplicate && (rawChecked || values != 1) {
+		s.duplicate, s.duplicateParam = false, "" // not one JSON value: the decoder says so
+	}
+	if s.duplicate && charge.ContainsCardNumber(s.duplicateParam) {
+		s.card = true // never echoed, even when only the path of keys looks like one
+	}
+	return s
+}
+
+// seenKey records key in object f and reports whether f already had it; fold compares keys
+// as encoding/json matches them to struct fields.
+func seenKey(f *scanFrame, key string, fold bool) bool {
+	if fold {
+		key = foldName(key)
+	}
+	if _, ok := f.seen[key]; ok {
+		return true
+	}
+	if f.seen == nil {
+		f.seen = make(map[string]struct{})
+	}
+	f.seen[key] = struct{}{}
+	return false
+}
+
+// paramPath names the current key of the innermost object in stack in Stripe's form:
+// "amount", "metadata[key]", "a[b][0][c]".
+func paramPath(stack []scanFrame) string {
+	var b strings.Builder
+	for i, f := range stack {
+		var part string
+		if f.object {
+			part = f.key
+		} else {
+			part = strconv.Itoa(f.index)
+		}
+		if i == 0 && f.object {
+			b.WriteString(part)
+			continue
+		}
+		b.WriteString("[" + part + "]")
+	}
+	return b.String()
+}
+
+// foldName folds name so that two names fold alike exactly when encoding/json takes them
+// for the same struct field (it compares them with bytes.EqualFold): each rune becomes the
+// smallest rune of its Unicode case-folding orbit.
+func foldName(name string) string {
+	return strings.Map(func(r rune) rune {
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				return next
+			}
+			r = next
+		}
+	}, name)
 }
 
 func deref(s *string) string {

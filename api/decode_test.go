@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/paygate/paygate/charge"
@@ -35,6 +37,13 @@ func TestDecodeChargeRequest(t *testing.T) {
 		{"card as an unknown field's name", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","4111111111111111":"x"}`, "card_data_not_accepted"},
 		{"card with double spaces", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"n":"4242  4242  4242  4242"}}`, "card_data_not_accepted"},
 		{"NUL in metadata value", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"x\u0000y"}}`, "parameter_invalid"},
+		{"duplicate amount", `{"amount":5000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","amount":1000}`, "duplicate_parameter"},
+		{"duplicate amount in another case", `{"amount":5000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","Amount":1000}`, "duplicate_parameter"},
+		{"duplicate metadata key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"1","a":"2"}}`, "duplicate_parameter"},
+		{"duplicate metadata", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"1"},"metadata":{}}`, "duplicate_parameter"},
+		{"card after a duplicate key", `{"amount":1,"amount":2,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"4242424242424242"}}`, "card_data_not_accepted"},
+		{"card in invalid JSON", `{"amount":1,"currency":"usd",,"metadata":{"a":"4242424242424242"}}`, "card_data_not_accepted"},
+		{"card with Unicode separators", "{\"amount\":1,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\",\"metadata\":{\"a\":\"4242\u30004242\u20134242\u20144242\"}}", "card_data_not_accepted"},
 		{"NUL in metadata key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a\u0000":"x"}}`, "parameter_invalid"},
 	} {
 		_, err := decodeChargeRequest([]byte(tc.body), lim)
@@ -49,21 +58,116 @@ func TestDecodeChargeRequest(t *testing.T) {
 
 // FuzzDecodeChargeRequest: whatever the body, the decoder answers a 4xx error or a request
 // that is valid and holds no card number.
+// FuzzDuplicateKey: a key given twice in one object is refused wherever the object is, and
+// is named without echoing a card number.
+func FuzzDuplicateKey(f *testing.F) {
+	f.Add("amount", "1", "2", false)
+	f.Add("n", `"a"`, `"b"`, true)
+	f.Add("4242 4242 4242 4242", `"a"`, `"b"`, true)
+	f.Add("", "{}", "[]", true)
+	f.Fuzz(func(t *testing.T, key, v1, v2 string, inMetadata bool) {
+		if !json.Valid([]byte(v1)) || !json.Valid([]byte(v2)) {
+			return
+		}
+		k, _ := json.Marshal(key)
+		obj := "{" + string(k) + ":" + v1 + "," + string(k) + ":" + v2 + "}"
+		body := obj
+		if inMetadata {
+			body = `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":` + obj + "}"
+		}
+		_, err := decodeChargeRequest([]byte(body), lim)
+		switch {
+		case err == nil:
+			t.Fatalf("accepted %s", body)
+		case err.Code == charge.CodeCardData:
+		case err.Code != codeDuplicateParameter:
+			t.Fatalf("%s: got %v, want %s", body, err, codeDuplicateParameter)
+		case charge.ContainsCardNumber(err.Param + err.Message):
+			t.Fatalf("%s: the error echoes a card number: %+v", body, err)
+		}
+	})
+}
+
+// duplicateKeySlowly is the plain reading of a duplicate key, for the fuzzers to compare
+// with scanBody: it parses the one JSON value in body recursively and compares each object's
+// keys pairwise (ignoring case at the top level, as encoding/json does for struct fields).
+// ok is false when body is not one JSON value.
+func duplicateKeySlowly(body []byte) (dup, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var value func(depth int)
+	value = func(depth int) {
+		tok, err := dec.Token()
+		if err != nil {
+			panic(err)
+		}
+		switch tok {
+		case json.Delim('{'):
+			var keys []string
+			for dec.More() {
+				tok, err := dec.Token()
+				if err != nil {
+					panic(err)
+				}
+				k := tok.(string)
+				for _, seen := range keys {
+					if seen == k || (depth == 0 && strings.EqualFold(seen, k)) {
+						dup = true
+					}
+				}
+				keys = append(keys, k)
+				value(depth + 1)
+			}
+			_, _ = dec.Token()
+		case json.Delim('['):
+			for dec.More() {
+				value(depth + 1)
+			}
+			_, _ = dec.Token()
+		}
+	}
+	if !json.Valid(body) {
+		return false, false
+	}
+	value(0)
+	return dup, true
+}
+
 func FuzzDecodeChargeRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`,
 		`{"amount":1,"currency":"eur","payment_method":"pm_x","customer":"cus_1","initiator":"merchant","reattempt":"auto","metadata":{"a":"b"}}`,
 		`{"amount":-1}`, `[]`, `null`, `{"metadata":{"n":"4242 4242 4242 4242"}}`, `{"amount":1e400}`, "",
+		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","amount":2}`,
+		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","Amount":2}`,
+		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"1","a":"2"}}`,
+		`{"amount":1,"currency":"usd",,"metadata":{"a":"4242/4242/4242/4242"}}`, `{"a":1} 4242 4242 4242 4242`,
+		"{\"metadata\":{\"n\":\"4242\u00a04242\u20134242\u30004242\"}}",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := decodeChargeRequest(body, lim)
+		// Where the text is not one JSON value, no card number in its raw text gets through.
+		if !json.Valid(body) && charge.ContainsCardNumber(string(body)) && (err == nil || err.Code != charge.CodeCardData) {
+			t.Fatalf("card number in a body that is not JSON: got %v, want %s", err, charge.CodeCardData)
+		}
+		if dup, _ := duplicateKeySlowly(body); dup && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+			if err == nil || (err.Code != codeDuplicateParameter && err.Code != charge.CodeCardData) {
+				t.Fatalf("object with a duplicate key: got %v, want %s", err, codeDuplicateParameter)
+			}
+		}
 		if err != nil {
 			if err.Status < 400 || err.Status > 499 || err.Code == "" || err.Message == "" {
 				t.Fatalf("decode error outside the 4xx envelope: %+v", err)
 			}
+			if err.Code == codeDuplicateParameter && charge.ContainsCardNumber(err.Param+err.Message) {
+				t.Fatalf("duplicate parameter error echoes a card number: %+v", err)
+			}
 			return
+		}
+		if dup, ok := duplicateKeySlowly(body); !ok || dup {
+			t.Fatalf("accepted a body with a duplicate key (or not JSON): %q", body)
 		}
 		if verr := r.Validate(lim); verr != nil {
 			t.Fatalf("accepted an invalid request: %v", verr)

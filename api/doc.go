@@ -2,6 +2,14 @@
 // the operator and auditor endpoints, health, readiness and metrics.
 //
 // Every error leaves through one table in the HTTPErrorHandler as the contract's envelope
-// {"error": {"type", "code", "message", "param"}}; no request shape produces a 500. Request
-// logs carry the request id, merchant, route, status and latency, never headers or bodies.
+// {"error": {"type", "code", "message", "param"}}, param always present ("" when no single
+// parameter is at fault), echo's own errors included; no request shape produces a 500.
+// Request logs carry the request id, merchant, route, status and latency, never headers or
+// bodies.
+//
+// Card data is refused before any other check of a request (400 card_data_not_accepted)
+// and never echoed: in the query string, the Idempotency-Key, and anywhere in a body (every
+// key and value of its token stream, and the raw text where it is not one JSON value). A
+// body's object that gives a key twice is refused (400 duplicate_parameter), so that no
+// decoder's choice between the two values matters.
 package api

@@ -19,28 +19,28 @@ const (
 	typeAPI            = "api_error"
 )
 
-// Error is an API error: the HTTP status and the body of the error envelope.
+// Error is an API error: the HTTP status and the body of the error envelope. Param names
+// the parameter at fault; it is always sent, empty when no single parameter is.
 type Error struct {
 	Status  int            `json:"-"`
 	Type    string         `json:"type"`
 	Code    string         `json:"code"`
 	Message string         `json:"message"`
-	Param   string         `json:"param,omitempty"`
+	Param   string         `json:"param"`
 	Extra   map[string]any `json:"-"`
 }
 
 // Error returns the code and the message.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-// body returns the envelope, with Extra fields beside the standard ones.
+// body returns the envelope, with Extra fields beside the standard ones (which they never
+// replace).
 func (e *Error) body() map[string]any {
-	inner := map[string]any{"type": e.Type, "code": e.Code, "message": e.Message}
-	if e.Param != "" {
-		inner["param"] = e.Param
-	}
+	inner := make(map[string]any, 4+len(e.Extra))
 	for k, v := range e.Extra {
 		inner[k] = v
 	}
+	inner["type"], inner["code"], inner["message"], inner["param"] = e.Type, e.Code, e.Message, e.Param
 	return map[string]any{"error": inner}
 }
 

@@ -42,9 +42,11 @@ type reviewHandlers struct {
 }
 
 type reviewJSON struct {
-	Charge   chargeJSON      `json:"charge"`
-	Review   reviewState     `json:"review"`
-	Evidence json.RawMessage `json:"evidence"`
+	Charge chargeJSON  `json:"charge"`
+	Review reviewState `json:"review"`
+	// Evidence is the last check's; Checks are every check so far, oldest first.
+	Evidence json.RawMessage   `json:"evidence"`
+	Checks   []json.RawMessage `json:"checks"`
 }
 
 type reviewState struct {
@@ -53,11 +55,18 @@ type reviewState struct {
 	Since  time.Time `json:"since"`
 }
 
-// queue answers GET /v1/review.
+// queue answers GET /v1/review?limit= (operators and auditors): limit is 1 to 500,
+// default 100; any other parameter is refused.
 func (h *reviewHandlers) queue(c echo.Context) error {
 	p, _ := principalOf(c)
+	q := c.QueryParams()
+	for k := range q {
+		if k != "limit" {
+			return invalid("parameter_unknown", k, "unknown parameter "+strconvQuote(k))
+		}
+	}
 	limit := 100
-	if l := c.QueryParam("limit"); l != "" {
+	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 500 {
 			return invalid("parameter_invalid", "limit", "limit must be an integer from 1 to 500")
@@ -74,8 +83,12 @@ func (h *reviewHandlers) queue(c echo.Context) error {
 		if len(ev) == 0 {
 			ev = json.RawMessage("null")
 		}
+		checks := it.Checks
+		if checks == nil {
+			checks = []json.RawMessage{}
+		}
 		data = append(data, reviewJSON{Charge: chargeView(it.Charge, false),
-			Review: reviewState{Reason: it.Reason, Rank: it.Rank, Since: it.Since.UTC()}, Evidence: ev})
+			Review: reviewState{Reason: it.Reason, Rank: it.Rank, Since: it.Since.UTC()}, Evidence: ev, Checks: checks})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data})
 }

@@ -39,6 +39,9 @@ type Config struct {
 
 // New returns the gateway's HTTP handler.
 func New(cfg Config) *echo.Echo {
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -48,7 +51,7 @@ func New(cfg Config) *echo.Echo {
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 
 	e.GET("/healthz", healthz)
-	e.GET("/readyz", readyz(cfg.Ready))
+	e.GET("/readyz", readyz(cfg.Ready, cfg.Log))
 	gatherer := cfg.Gatherer
 	if gatherer == nil {
 		gatherer = cfg.Registry
@@ -64,14 +67,15 @@ func New(cfg Config) *echo.Echo {
 	v1.GET("/charges", h.list, anyRole)
 	v1.GET("/charges/:id", h.get, anyRole)
 	v1.POST("/charges/:id/reattempt", h.reattempt, checkout, limit)
-	reports := requireRole(apikey.RoleOperator, apikey.RoleAuditor)
-	v1.GET("/reports/reattempts", reattemptReport(cfg.Reports), reports)
+	// Operators and auditors read the review queue and the reports; only operators act.
+	readers := requireRole(apikey.RoleOperator, apikey.RoleAuditor)
+	v1.GET("/reports/reattempts", reattemptReport(cfg.Reports), readers)
 	operator := requireRole(apikey.RoleOperator)
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)
 	v1.POST("/jobs/:id/replay", jh.replay, operator)
 	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon}
-	v1.GET("/review", rh.queue, operator)
+	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)
 

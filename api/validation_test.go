@@ -26,6 +26,16 @@ func TestDecodeStrictRefusesCardData(t *testing.T) {
 		{"card behind a duplicate key", `{"outcome":"succeeded","note":"4111111111111111","note":"ok"}`},
 		{"card with dots", `{"outcome":"succeeded","note":"4111.1111.1111.1111"}`},
 		{"card in a wrongly typed field", `{"outcome":4111111111111111,"note":"ok"}`},
+		// Where the JSON ends early, the raw text is read for card numbers too.
+		{"card after invalid JSON", `{"outcome":"succeeded",,"note":"4111 1111 1111 1111"}`},
+		{"card in a body that is not JSON", `outcome=succeeded&pan=4111111111111111`},
+		{"card in an unterminated string", `{"note":"4111 1111 1111 1111`},
+		{"card split by invalid escapes", `{"note":"4111 1111 1111 1111\x"}`},
+		{"card with no-break spaces", "{\"note\":\"4111\u00a01111\u00a01111\u00a01111\"}"},
+		{"card with escaped mixed spaces", `{"note":"4111\u00a01111\u202f1111\u20071111"}`},
+		{"card with escaped no-break spaces", `{"note":"4111\u00a01111\u00a01111\u00a01111"}`},
+		{"card behind a duplicate key", `{"note":"x","note":"4111\u20131111\u20131111\u20131111"}`},
+		{"duplicate key named by a card", `{"4111111111111111":"x","4111111111111111":"y"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -38,6 +48,44 @@ func TestDecodeStrictRefusesCardData(t *testing.T) {
 				t.Fatalf("decodeStrict(%s): error echoes the card number: %+v", tc.body, err)
 			}
 		})
+	}
+}
+
+// TestDecodeStrictDuplicateKeys: a key given twice in the same object, at any depth, is
+// refused with the key named in Stripe's bracket form; names of the top level match
+// fields as encoding/json does, ignoring case.
+func TestDecodeStrictDuplicateKeys(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body, wantParam string
+	}{
+		{"top level", `{"outcome":"succeeded","note":"a","outcome":"failed"}`, "outcome"},
+		{"top level, other case", `{"outcome":"succeeded","note":"a","OUTCOME":"failed"}`, "OUTCOME"},
+		{"top level, escaped", `{"outcome":"succeeded","note":"a","\u006fut\u0063ome":"failed"}`, "outcome"},
+		{"top level, Kelvin sign", `{"k":"1","\u212a":"2"}`, "\u212a"}, // encoding/json matches it to k
+		{"unknown fields", `{"x":1,"x":2}`, "x"},
+		{"nested", `{"note":"a","metadata":{"n":"1","m":"2","n":"3"}}`, "metadata[n]"},
+		{"deeper", `{"a":{"b":[{"c":1},{"c":1,"c":2}]}}`, "a[b][1][c]"},
+		{"empty key", `{"":1,"":2}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b resolveBody
+			err := decodeStrict([]byte(tc.body), &b)
+			if err == nil || err.Status != http.StatusBadRequest || err.Code != codeDuplicateParameter || err.Param != tc.wantParam {
+				t.Fatalf("decodeStrict(%s): got %+v, want 400 %s on %q", tc.body, err, codeDuplicateParameter, tc.wantParam)
+			}
+		})
+	}
+	// Keys that differ only in case are distinct below the top level (metadata), and the
+	// same key in two objects is no duplicate.
+	for _, body := range []string{
+		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"1","A":"2"}}`,
+		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"amount":"1","currency":"2"}}`,
+	} {
+		if _, err := decodeChargeRequest([]byte(body), lim); err != nil {
+			t.Errorf("decodeChargeRequest(%s): got %v, want valid", body, err)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package charge
 import (
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestContainsCardNumber(t *testing.T) {
@@ -45,6 +46,24 @@ func TestContainsCardNumber(t *testing.T) {
 		{"1234 5678 9012 3456 7890 1234", false}, // no window of whole groups passes Luhn
 		{"42424242424242421", false},             // one group of 17 digits failing Luhn
 		{"424242424242424242424242", false},      // one group of 24 digits: not a card
+		// Slashes, underscores, and Unicode spaces and dashes separate groups too.
+		{"4242/4242/4242/4242", false}, // slashes and underscores join no groups
+		{"4242_4242_4242_4242", false},
+		{"inv_20261130_000123", false},
+		{"4242\u00a04242\u00a04242\u00a04242", true}, // no-break space
+		{"4242\u20094242\u20094242\u20094242", true}, // thin space
+		{"4242\u202f4242\u202f4242\u202f4242", true}, // narrow no-break space
+		{"4242\u20074242\u20074242\u20074242", true}, // figure space
+		{"4242\u20134242\u20134242\u20134242", true}, // en dash
+		{"4242\u20144242\u20144242\u20144242", true}, // em dash
+		{"4242\u30004242\u30004242\u30004242", true}, // ideographic space
+		{"4242\v4242\f4242\u00854242", true},         // the other spaces of unicode.IsSpace
+		{"4242 \u2010\u00a0 4242-4242.4242", true},
+		{"4242\u20144242\u20144242\u20144241", false}, // fails Luhn
+		{"4242\u00d74242\u00d74242\u00d74242", false}, // × is not a separator
+		{"4242\xa04242\xa04242\xa04242", false},       // a stray byte (not UTF-8) is not one
+		{"\u00a0\u00a04242424242424242\u2014", true},  // separators before the first group
+		{"2026/11/30", false},
 	} {
 		if got := ContainsCardNumber(tc.in); got != tc.want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", tc.in, got, tc.want)
@@ -52,8 +71,18 @@ func TestContainsCardNumber(t *testing.T) {
 	}
 }
 
+// TestContainsCardNumberAllocs: the check allocates nothing, whatever the separators.
+func TestContainsCardNumberAllocs(t *testing.T) {
+	for _, s := range []string{"4242 4242 4242 4241", "4242\u20144242\u00a04242\u30004241 ref_2026/11", "x\xff4242"} {
+		if n := testing.AllocsPerRun(100, func() { ContainsCardNumber(s) }); n != 0 {
+			t.Errorf("ContainsCardNumber(%q): got %v allocations, want 0", s, n)
+		}
+	}
+}
+
 func FuzzContainsCardNumber(f *testing.F) {
-	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "4242  -  4242.4242.4242", "1234", "", "pm_card_visa", "12 4242 4242 4242 4242 1228", strings.Repeat("9", 40)} {
+	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "4242  -  4242.4242.4242", "1234", "", "pm_card_visa", "12 4242 4242 4242 4242 1228", strings.Repeat("9", 40),
+		"4242.4242-4242\u00a04242", "4242\u20134242\u30004242\u202f4242", "4242\xe2\x80\x934242", "4242\xe2\x804242\u20134242\u20134242"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -85,7 +114,9 @@ func FuzzContainsCardNumber(f *testing.F) {
 // containsCardNumberSlowly is ContainsCardNumber's plain reading, for the fuzzer to compare
 // against: split s into runs of digit groups, then try every span of whole groups.
 func containsCardNumberSlowly(s string) bool {
-	isSep := func(r rune) bool { return strings.ContainsRune(" \t\n\r-.", r) }
+	isSep := func(r rune) bool {
+		return r == '.' || unicode.IsSpace(r) || unicode.In(r, unicode.Pd)
+	}
 	var groups []string // the current run's groups
 	check := func() bool {
 		for i := range groups {
@@ -101,11 +132,11 @@ func containsCardNumberSlowly(s string) bool {
 		return false
 	}
 	group := ""
-	for _, r := range []byte(s) {
+	for _, r := range s {
 		switch {
 		case r >= '0' && r <= '9':
 			group += string(r)
-		case isSep(rune(r)) && (group != "" || len(groups) > 0):
+		case isSep(r) && (group != "" || len(groups) > 0):
 			if group != "" {
 				groups, group = append(groups, group), ""
 			}

@@ -117,13 +117,18 @@ func TestHandlerRefusesOtherPaths(t *testing.T) {
 			}
 			checkCommonHeaders(t, res)
 			var env struct {
-				Error struct{ Type, Code, Message string }
+				Error map[string]any
 			}
 			if err := json.Unmarshal([]byte(body), &env); err != nil {
 				t.Fatalf("body %q: %v", body, err)
 			}
-			if env.Error.Code != "resource_missing" {
-				t.Errorf("error code: got %q, want resource_missing", env.Error.Code)
+			if env.Error["code"] != "resource_missing" {
+				t.Errorf("error code: got %v, want resource_missing", env.Error["code"])
+			}
+			for _, f := range []string{"type", "code", "message", "param"} {
+				if _, ok := env.Error[f]; !ok {
+					t.Errorf("error %s: no %q field", body, f)
+				}
 			}
 		})
 	}

@@ -27,12 +27,14 @@ func TestOperatorReviewAndManualResolution(t *testing.T) {
 	id := r.json(t)["id"].(string)
 	path := "/v1/charges/" + id
 
-	// Roles: checkout keys cannot review, reconcile or resolve; auditors only read.
+	// Roles: checkout keys cannot review, reconcile or resolve; auditors only read (the review
+	// queue included).
 	for _, tc := range []struct {
 		method, path, key string
 		want              int
 	}{
 		{http.MethodGet, "/v1/review", k, 403},
+		{http.MethodGet, "/v1/review", aud, 200},
 		{http.MethodPost, path + "/reconcile", k, 403},
 		{http.MethodPost, path + "/resolve", k, 403},
 		{http.MethodPost, path + "/resolve", aud, 403},

@@ -61,7 +61,7 @@ func TestInputValidationThroughTheAPI(t *testing.T) {
 		{name: "starting_after not a charge id", method: http.MethodGet, path: "/v1/charges?starting_after=pi_123", key: checkout,
 			wantStatus: 400, wantCode: "parameter_invalid", wantParam: "starting_after"},
 		{name: "starting_after unknown charge", method: http.MethodGet, path: "/v1/charges?starting_after=ch_nosuchcharge", key: checkout,
-			wantStatus: 200},
+			wantStatus: 404, wantCode: "resource_missing", wantParam: "starting_after"},
 		{name: "charge id not UTF-8", method: http.MethodGet, path: "/v1/charges/ch_%ff", key: checkout,
 			wantStatus: 404, wantCode: "resource_missing"},
 		{name: "charge id with NUL", method: http.MethodGet, path: "/v1/charges/ch_%00", key: checkout,
