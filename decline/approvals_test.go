@@ -17,7 +17,7 @@ func TestOlderApprovalsChangeNoVerdict(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	networks := []Network{Visa, Mastercard, "", "amex"}
 	outcomes := []Outcome{Approved, Declined, Pending, Blocked}
-	classes := []Class{Never, FixData, Generic, Class("insufficient_funds"), Class("")}
+	classes := []Class{Never, FixData, Authenticate, Generic, Class("insufficient_funds"), Class("")}
 	macs := []MAC{0, 1, 2, 3, 4}
 	chains := []string{"ch_a", "ch_b", "ch_c"}
 	pick := func(n int) int { return r.IntN(n) }
@@ -32,7 +32,7 @@ func TestOlderApprovalsChangeNoVerdict(t *testing.T) {
 		for j := range pick(20) {
 			rest = append(rest, Attempt{Charge: fmt.Sprintf("ch_%d", j), Chain: chains[pick(3)],
 				At: split.Add(time.Duration(pick(40*24*60)) * time.Minute), Outcome: outcomes[pick(4)],
-				Class: classes[pick(5)], Network: networks[pick(4)], MAC: macs[pick(5)],
+				Class: classes[pick(len(classes))], Network: networks[pick(4)], MAC: macs[pick(5)],
 				Expiry: Expiry{Year: 2030, Month: 1 + pick(12)}, CapReached: pick(4) == 0})
 		}
 		next := Next{At: now, Network: networks[pick(4)], Expiry: Expiry{Year: 2030, Month: 1 + pick(12)}}

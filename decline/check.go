@@ -18,12 +18,14 @@ const (
 	// or the processor refused for excessive reattempts.
 	ReasonNetworkCapReached Reason = "network_cap_reached"
 	// ReasonTooEarly: before a Mastercard advice delay ended, or before the
-	// schedule's next slot.
+	// schedule's next slot, while no network cap is reached.
 	ReasonTooEarly Reason = "too_early"
 	// ReasonFixDataFirst: the decline asks for new card data; only another
 	// fingerprint or another expiry clears it.
 	ReasonFixDataFirst Reason = "fix_data_first"
-	// ReasonScheduleExhausted: every slot of the chain's schedule is spent.
+	// ReasonScheduleExhausted: every slot of the chain's schedule is spent,
+	// or the chain's last decline has no schedule because it asks for the
+	// cardholder's authentication ([Authenticate]).
 	ReasonScheduleExhausted Reason = "schedule_exhausted"
 )
 
@@ -58,8 +60,11 @@ type Verdict struct {
 	Reason Reason `json:"reason,omitempty"`
 	// Rule is the rule behind Reason, for the decision log.
 	Rule Rule `json:"-"`
-	// NotBefore is the earliest time the attempt would be allowed if
-	// nothing else happens first; zero when allowed, and when waiting does
+	// NotBefore is when the refusal Reason names lifts if nothing else
+	// happens first: for too_early, the earliest time the attempt would be
+	// allowed; for network_cap_reached, when the cap's window frees (a
+	// schedule slot or a Mastercard advice delay may still refuse the
+	// attempt then, as too_early). Zero when allowed, and when waiting does
 	// not help (never, fix data, schedule exhausted).
 	NotBefore time.Time `json:"not_before,omitzero"`
 	// RemainingInWindow is how many more attempts the card's tightest
@@ -83,7 +88,9 @@ type Verdict struct {
 //   - fix_data_first: a [FixData] decline (or block) whose expiry may equal
 //     next.Expiry, not followed by an approval with that expiry (or an
 //     unknown one).
-//   - schedule_exhausted: next.Chain's schedule has no slot left.
+//   - schedule_exhausted: next.Chain's schedule has no slot left, or its
+//     last decline asks for the cardholder's authentication ([Authenticate]),
+//     which no reattempt of the chain can give.
 //   - network_cap_reached: on Visa (or an unknown network), when the card is
 //     in a run of declines and the last 30 days already hold the cap's
 //     number of reattempts; on Mastercard (or unknown), when the last 24
@@ -91,10 +98,15 @@ type Verdict struct {
 //     next attempt may be one more; or within 30 days of a processor refusal
 //     for excessive reattempts with no approval since.
 //   - too_early: before the end of a Mastercard advice delay on any
-//     decline, or before next.Chain's next schedule slot.
+//     decline, or before next.Chain's next schedule slot, with no cap in
+//     force.
 //
-// Of the time-bound refusals, the one that lifts last is reported, with the
-// time it lifts as NotBefore.
+// When several time-bound refusals apply, a cap in force is the reason on
+// every network, with the time its window frees (of the caps in force, the
+// one that frees last) as NotBefore: a schedule slot or an advice delay that
+// ends later then refuses the attempt as too_early, with its own NotBefore.
+// too_early is reported only when no cap is in force, with the time the last
+// of the schedule and advice refusals lifts.
 func Check(h History, next Next, caps Caps) Verdict {
 	caps = caps.withDefaults()
 	now := next.At
@@ -203,7 +215,13 @@ func Check(h History, next Next, caps Caps) Verdict {
 		}
 	}
 
-	// Time-bound refusals; the one that lifts last is reported.
+	if chainSeen && chainCls == Authenticate {
+		// Only the cardholder can authenticate, in a charge of their own: a
+		// reattempt of the chain, made without them, has no slot.
+		return refuse(ReasonScheduleExhausted, RuleSchedule, time.Time{})
+	}
+
+	// Time-bound refusals.
 	var waits []wait
 	if chainSeen && chainCls.Retryable() {
 		nb := later(macUntil, chainLast.Add(time.Nanosecond))
@@ -231,19 +249,26 @@ func Check(h History, next Next, caps Caps) Verdict {
 		wait{ReasonTooEarly, RuleBeforeMACDelay, macUntil},
 	)
 
-	var binding *wait
+	// A cap in force is the reason whatever else refuses, until its window
+	// frees; otherwise the refusal that lifts last.
+	var last, capLast *wait
 	for i := range waits {
 		w := &waits[i]
 		if !w.until.After(now) {
 			continue
 		}
-		if binding == nil || w.until.After(binding.until) ||
-			(w.until.Equal(binding.until) && w.reason == ReasonNetworkCapReached && binding.reason != ReasonNetworkCapReached) {
-			binding = w
+		if last == nil || w.until.After(last.until) {
+			last = w
+		}
+		if w.reason == ReasonNetworkCapReached && (capLast == nil || w.until.After(capLast.until)) {
+			capLast = w
 		}
 	}
-	if binding != nil {
-		return refuse(binding.reason, binding.rule, binding.until)
+	switch {
+	case capLast != nil:
+		return refuse(capLast.reason, capLast.rule, capLast.until)
+	case last != nil:
+		return refuse(last.reason, last.rule, last.until)
 	}
 	v.Allowed = true
 	return v

@@ -431,10 +431,16 @@ func TestCheckBindingRefusal(t *testing.T) {
 	t.Parallel()
 
 	// Both the Mastercard cap (lifts at t0+24h) and a MAC 27 delay (lifts at
-	// t0+9h+4d) refuse: the one that lifts last is reported.
+	// t0+9h+4d) refuse: the cap is the reason until its window frees.
 	h := declines(10, t0, time.Hour, Mastercard, Funds)
 	h[9].MAC = 27
 	got := Check(h, Next{At: t0.Add(10 * time.Hour), Network: Mastercard}, Caps{})
+	assertVerdict(t, got, false, ReasonNetworkCapReached, t0.Add(24*time.Hour))
+	if got.Rule != RuleMastercard24h {
+		t.Errorf("rule: got %q, want %q", got.Rule, RuleMastercard24h)
+	}
+	// Once the window frees, the delay alone is too early.
+	got = Check(h, Next{At: t0.Add(24 * time.Hour), Network: Mastercard}, Caps{})
 	assertVerdict(t, got, false, ReasonTooEarly, t0.Add(9*time.Hour+4*day))
 
 	// With MAC 24 the cap lifts last.

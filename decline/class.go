@@ -9,7 +9,7 @@ import (
 // stable: they appear in API bodies, in the database and in the report.
 type Class string
 
-// The five classes, from the most to the least restrictive.
+// The six classes, from the most to the least restrictive.
 const (
 	// Never: the issuer will never approve; no new charge on that card at
 	// that processor account, ever.
@@ -17,6 +17,12 @@ const (
 	// FixData: only a payment method with another fingerprint or another
 	// expiry may be charged.
 	FixData Class = "fix_data"
+	// Authenticate: the issuer asks for the cardholder's authentication
+	// (3-D Secure, Visa 1A). The card is not blocked: new charges may be
+	// made, and one the cardholder authenticates can be approved. A
+	// reattempt of the declined charge, merchant-initiated and so without
+	// the cardholder, cannot authenticate: it has no schedule.
+	Authenticate Class = "authenticate"
 	// Funds: not enough money or credit now; reattempt on days +1, +3, +5,
 	// +7, +10 and +14, never before a Mastercard advice delay.
 	Funds Class = "funds"
@@ -42,10 +48,10 @@ func ParseClass(s string) (Class, error) {
 	return c, nil
 }
 
-// Valid reports whether c is one of the five classes.
+// Valid reports whether c is one of the six classes.
 func (c Class) Valid() bool {
 	switch c {
-	case Never, FixData, Funds, IssuerTransient, Generic:
+	case Never, FixData, Authenticate, Funds, IssuerTransient, Generic:
 		return true
 	}
 	return false
@@ -62,13 +68,14 @@ func (c Class) Retryable() bool {
 }
 
 // VisaCategory returns the Visa decline category that matches c: 1 for
-// [Never], 3 for [FixData], 2 for [Funds] and [IssuerTransient], and 4 for
-// [Generic] and anything that is not a class.
+// [Never], 3 for [FixData] and [Authenticate] (Visa lists 1A, additional
+// customer authentication required, in category 3), 2 for [Funds] and
+// [IssuerTransient], and 4 for [Generic] and anything that is not a class.
 func (c Class) VisaCategory() Category {
 	switch c {
 	case Never:
 		return CategoryNeverApprove
-	case FixData:
+	case FixData, Authenticate:
 		return CategoryDataQuality
 	case Funds, IssuerTransient:
 		return CategoryCannotApproveNow

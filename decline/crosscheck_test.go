@@ -54,7 +54,7 @@ func TestCheckAgreesWithAudit(t *testing.T) {
 func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule]int {
 	t.Helper()
 	refused := map[Rule]int{}
-	classes := []Class{Funds, Funds, IssuerTransient, Generic, Generic, FixData, Never}
+	classes := []Class{Funds, Funds, IssuerTransient, Generic, Generic, FixData, Never, Authenticate}
 	networkRules := map[Rule]bool{
 		RuleAfterNever: true, RuleBeforeMACDelay: true,
 		RuleVisa30d: true, RuleMastercard24h: true, RuleMastercard30d: true,
@@ -122,6 +122,10 @@ func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule
 		if v.Reason == ReasonNetworkCapReached && v.Rule != RuleProcessorCap && v.RemainingInWindow != 0 {
 			t.Fatalf("step %d: cap reached with remaining %d", step, v.RemainingInWindow)
 		}
+		if c := caps.withDefaults(); v.Reason == ReasonTooEarly && network.mastercardRules() &&
+			(v.Counters.MastercardDeclines24h >= c.MastercardDeclines24h || v.Counters.MastercardDeclines30d >= c.MastercardDeclines30d) {
+			t.Fatalf("step %d: too early with a mastercard cap reached (%+v), want network_cap_reached", step, v.Counters)
+		}
 		if !v.NotBefore.IsZero() && !v.NotBefore.After(now) {
 			t.Fatalf("step %d: refused until %v, which is not after %v", step, v.NotBefore, now)
 		}
@@ -151,7 +155,9 @@ func TestCheckLiftsAtNotBefore(t *testing.T) {
 	t.Parallel()
 
 	// A refusal with a NotBefore lifts at that instant if nothing else
-	// happens, and not a nanosecond earlier.
+	// happens, and not a nanosecond earlier. A cap lifts when its window
+	// frees: a later schedule slot or advice delay may then refuse the
+	// attempt as too early, until its own NotBefore.
 	for seed := uint64(1); seed <= 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		network := []Network{Visa, Mastercard, UnknownNetwork}[seed%3]
@@ -172,12 +178,21 @@ func TestCheckLiftsAtNotBefore(t *testing.T) {
 				continue
 			}
 			next.At = v.NotBefore.Add(-time.Nanosecond)
-			if early := Check(h, next, Caps{}); early.Allowed {
-				t.Errorf("seed %d chain %q: allowed a nanosecond before %v", seed, chain, v.NotBefore)
+			if early := Check(h, next, Caps{}); early.Reason != v.Reason {
+				t.Errorf("seed %d chain %q: a nanosecond before %v got %q, want %q", seed, chain, v.NotBefore, early.Reason, v.Reason)
 			}
 			next.At = v.NotBefore
-			if at := Check(h, next, Caps{}); !at.Allowed {
+			at := Check(h, next, Caps{})
+			if at.Allowed {
+				continue
+			}
+			if v.Reason != ReasonNetworkCapReached || at.Reason != ReasonTooEarly || !at.NotBefore.After(v.NotBefore) {
 				t.Errorf("seed %d chain %q: refused at %v with %q until %v", seed, chain, v.NotBefore, at.Reason, at.NotBefore)
+				continue
+			}
+			next.At = at.NotBefore
+			if last := Check(h, next, Caps{}); !last.Allowed {
+				t.Errorf("seed %d chain %q: refused at %v with %q until %v", seed, chain, at.NotBefore, last.Reason, last.NotBefore)
 			}
 		}
 	}

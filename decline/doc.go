@@ -14,15 +14,26 @@
 // [Classify] reads the evidence a decline carries, most specific first: the
 // network's own response code together with the Mastercard Merchant Advice
 // Code, then Stripe's advice_code, then Stripe's decline_code. It returns one
-// of five classes, each with its own policy:
+// of six classes, each with its own policy:
 //
 //   - [Never]: the issuer will never approve (Visa category 1, Mastercard
 //     advice 03 and 21, lost, stolen, closed or revoked accounts). No new
 //     charge on that card at that processor account, ever.
-//   - [FixData]: the details are wrong or out of date (Visa category 3,
-//     Mastercard advice 01, expired card, wrong CVC, authentication needed).
-//     Only a payment method with another fingerprint or another expiry may be
-//     charged.
+//   - [FixData]: the details are wrong or out of date (Visa category 3 but
+//     1A, Mastercard advice 01, expired card, wrong CVC). Only a payment
+//     method with another fingerprint or another expiry may be charged.
+//   - [Authenticate]: the issuer asks for the cardholder's authentication
+//     (Stripe's authentication_required, Visa 1A; a 3-D Secure card charged
+//     off session). The card data are right and the same card works once the
+//     cardholder authenticates, so the card is not blocked: new charges,
+//     which the cardholder can authenticate, go on (they count for the caps
+//     like any attempt; Visa lists 1A in category 3, the category recorded).
+//     A reattempt of the declined charge is merchant-initiated, without the
+//     cardholder, and cannot authenticate: the class has no schedule, and
+//     [Check] refuses such a reattempt with schedule_exhausted, so no
+//     automatic chain runs it. No other class fits: [FixData] would block the
+//     card until its data change, which never helps, and a retryable class
+//     would send reattempts that cannot succeed.
 //   - [Funds]: not enough money or credit now (Visa 51, 61, 65, Mastercard
 //     advice 02 and 24–30). Reattempts at +1, +3, +5, +7, +10 and +14 days,
 //     and never before the delay a Mastercard advice code asks for.
@@ -34,8 +45,11 @@
 //
 // When two pieces of evidence disagree, a class that blocks reattempts wins
 // over one that allows them, whichever field it came from: [Never] over
-// [FixData] over the retryable classes. Among retryable classes the most
-// specific evidence decides. A wrongly refused reattempt loses one sale; a
+// [FixData] over [Authenticate] over the retryable classes. Among retryable
+// classes the most specific evidence decides. So Stripe's
+// authentication_required wins over a network code that reads otherwise
+// (Mastercard's European soft decline is response code 65, which this
+// package reads as funds). A wrongly refused reattempt loses one sale; a
 // wrongly sent one costs a network fee and the issuer's trust in the merchant.
 //
 // # Visa categories
@@ -71,9 +85,12 @@
 // decline until it is resolved. Windows are rolling and half-open: the 30 days
 // before t are the instants after t−30d up to and including t. [Check] applies
 // the caps, the never and fix-data rules, Mastercard delays and, for a
-// reattempt of a declined charge, the class's schedule; [Audit] recounts a
-// history from scratch with its own code and lists the violations, so the
-// reattempt report does not trust the code it audits.
+// reattempt of a declined charge, the class's schedule. A cap in force is
+// refused as network_cap_reached on every network, with the time its window
+// frees, whatever schedule slot or advice delay also waits; too_early is for
+// those alone, once no cap is in force. [Audit] recounts a history from
+// scratch with its own code and lists the violations, so the reattempt report
+// does not trust the code it audits.
 //
 // Schedule offsets count from the first decline of a chain (the declined
 // charge and its reattempts), not from the previous attempt, so a late

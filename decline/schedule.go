@@ -17,9 +17,9 @@ var schedules = map[Class][]time.Duration{
 // Schedule returns the reattempt offsets of class c, counted from the first
 // decline of a chain: +1, +3, +5, +7, +10 and +14 days for [Funds]; +1 hour
 // and +1, +3, +7 days for [IssuerTransient]; +2, +5, +9 and +14 days for
-// [Generic]. It returns nil for [Never] and [FixData], which have no
-// schedule: never reattempt, or reattempt only with new card data. The slice
-// is a copy.
+// [Generic]. It returns nil for [Never], [FixData] and [Authenticate], which
+// have no schedule: never reattempt, reattempt only with new card data, or
+// only with the cardholder, in a charge of their own. The slice is a copy.
 func Schedule(c Class) []time.Duration {
 	s := schedules[c]
 	if s == nil {

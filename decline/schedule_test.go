@@ -21,6 +21,7 @@ func TestSchedule(t *testing.T) {
 		{Generic, []time.Duration{48 * time.Hour, 120 * time.Hour, 216 * time.Hour, 336 * time.Hour}},
 		{Never, nil},
 		{FixData, nil},
+		{Authenticate, nil},
 		{Class("bogus"), nil},
 	}
 	for _, tt := range tests {

@@ -117,8 +117,10 @@ var networkCodes = map[string]Class{
 	"54": FixData, // expired card
 	"55": FixData, // incorrect PIN
 	"82": FixData, // negative CAM, dCVV, iCVV or CVV result
-	"1A": FixData, // additional customer authentication required
 	"N7": FixData, // CVV2 failure
+	// Visa category 3 too, but the card data are right: the cardholder must
+	// authenticate (3-D Secure).
+	"1A": Authenticate, // additional customer authentication required
 	// Visa category 2: the issuer cannot approve at this time.
 	"51": Funds,           // insufficient funds
 	"61": Funds,           // exceeds withdrawal amount limit
@@ -188,7 +190,6 @@ var declineCodes = map[string]Class{
 	"expired_card":                   FixData, // Visa 54
 	"incorrect_cvc":                  FixData, // Visa N7
 	"invalid_cvc":                    FixData, // Visa N7
-	"authentication_required":        FixData, // Visa 1A
 	"incorrect_number":               FixData,
 	"invalid_number":                 FixData,
 	"invalid_expiry_month":           FixData,
@@ -200,6 +201,11 @@ var declineCodes = map[string]Class{
 	"online_or_offline_pin_required": FixData,
 	// Stripe's counterpart of Mastercard advice 01.
 	"new_account_information_available": FixData,
+
+	// The issuer asks for the cardholder's authentication (3-D Secure); on
+	// Mastercard in Europe the network code is often 65, which this table
+	// reads as funds: Stripe's code decides.
+	"authentication_required": Authenticate, // Visa 1A
 
 	// Not enough money or credit now.
 	"insufficient_funds":              Funds, // Visa 51
@@ -241,9 +247,10 @@ type signal struct {
 // (every network but Amex, whose codes are not ISO 8583), Stripe's
 // advice_code, then Stripe's decline_code. A code this package does not know
 // carries no signal. Of the fields that do, a blocking class wins from any
-// field ([Never] first, then [FixData]); otherwise the most specific field
-// decides, with one refinement: Stripe's advice try_again_later says when,
-// not why, so a [Funds] decline_code behind it keeps the funds schedule.
+// field ([Never] first, then [FixData]), then [Authenticate], which no
+// schedule can clear; otherwise the most specific field decides, with one
+// refinement: Stripe's advice try_again_later says when, not why, so a
+// [Funds] decline_code behind it keeps the funds schedule.
 // When no field names a class, the decline is [Generic].
 //
 // Stripe's own refusal previously_declined_do_not_retry (in outcome.reason,
@@ -317,7 +324,7 @@ func decide(sigs []signal) (signal, bool) {
 	if len(sigs) == 0 {
 		return signal{}, false
 	}
-	for _, blocking := range []Class{Never, FixData} {
+	for _, blocking := range []Class{Never, FixData, Authenticate} {
 		for _, s := range sigs {
 			if s.class == blocking {
 				return s, true

@@ -18,7 +18,8 @@ func TestClassifyNetworkCodes(t *testing.T) {
 		{"15", Never, 1}, {"41", Never, 1}, {"43", Never, 1}, {"46", Never, 1},
 		{"57", Never, 1}, {"R0", Never, 1}, {"R1", Never, 1}, {"R3", Never, 1},
 		// Visa category 3.
-		{"54", FixData, 3}, {"55", FixData, 3}, {"82", FixData, 3}, {"1A", FixData, 3}, {"N7", FixData, 3},
+		{"54", FixData, 3}, {"55", FixData, 3}, {"82", FixData, 3}, {"N7", FixData, 3},
+		{"1A", Authenticate, 3},
 		// Visa category 2.
 		{"51", Funds, 2}, {"61", Funds, 2}, {"65", Funds, 2},
 		{"19", IssuerTransient, 2}, {"91", IssuerTransient, 2}, {"96", IssuerTransient, 2},
@@ -140,7 +141,7 @@ var stripeDeclineCodes = map[string]Class{
 	"expired_card":                      FixData,
 	"incorrect_cvc":                     FixData,
 	"invalid_cvc":                       FixData,
-	"authentication_required":           FixData,
+	"authentication_required":           Authenticate,
 	"incorrect_number":                  FixData,
 	"invalid_number":                    FixData,
 	"invalid_expiry_month":              FixData,
@@ -422,7 +423,7 @@ func TestClassifyProcessorRefusals(t *testing.T) {
 func TestParseClass(t *testing.T) {
 	t.Parallel()
 
-	for _, c := range []Class{Never, FixData, Funds, IssuerTransient, Generic} {
+	for _, c := range []Class{Never, FixData, Authenticate, Funds, IssuerTransient, Generic} {
 		got, err := ParseClass(c.String())
 		if err != nil || got != c {
 			t.Errorf("ParseClass(%q): got %q, %v, want %q, nil", c, got, err, c)

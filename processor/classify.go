@@ -28,7 +28,8 @@ type Attempt struct {
 	// Replayed is true when the processor replayed a stored answer for the key.
 	Replayed bool
 	// Writes counts how often the request was written (Go's transport re-sends a request
-	// on a fresh connection when a reused one fails before answering).
+	// on a fresh connection when a reused one fails before answering). Above 1, the
+	// Outcome says the attempt may have executed unless its answer settled the operation.
 	Writes int
 	// Err is the underlying error, for logs; it carries no secret.
 	Err error
@@ -54,6 +55,7 @@ type Decline struct {
 type response struct {
 	ctxErr error       // the attempt's context error, if it ended
 	wrote  bool        // the request was written at least once
+	writes int         // how often it was written (2: the transport re-sent it)
 	status int         // 0 when no response arrived
 	header http.Header // nil when no response arrived
 }
@@ -72,7 +74,23 @@ func terminal(status int, code string) retry.Outcome {
 }
 
 // classifyWrite classifies the answer to a keyed write (create and confirm).
+//
+// An answer describes the last write only. When the transport wrote the request more than
+// once (it re-sends a request by itself on a fresh connection after a reused one failed,
+// and a reset after the request arrived may hide an execution), an earlier write may have
+// executed whatever the last one was told: the attempt may have executed unless its answer
+// settles the operation under the key (a PaymentIntent, a decline). A 503 or 429 answered
+// before execution, a 409, a 400 or a 5xx to the re-send says nothing of the first write.
 func classifyWrite(r response, pi *stripe.PaymentIntent, err error) Attempt {
+	a := classifyAnswer(r, pi, err)
+	if r.writes > 1 && !settles(a, pi, err) {
+		a.Outcome.MaybeExecuted = true
+	}
+	return a
+}
+
+// classifyAnswer classifies the answer to the last write of a keyed write.
+func classifyAnswer(r response, pi *stripe.PaymentIntent, err error) Attempt {
 	var se *stripe.Error
 	switch {
 	case err == nil && pi != nil:
@@ -85,6 +103,19 @@ func classifyWrite(r response, pi *stripe.PaymentIntent, err error) Attempt {
 	default:
 		return classifyNetwork(r, err)
 	}
+}
+
+// settles reports whether a classified answer is the operation's own result under its key,
+// which no earlier write can contradict: the PaymentIntent the key created (in any status),
+// or the issuer's decline.
+func settles(a Attempt, pi *stripe.PaymentIntent, err error) bool {
+	switch {
+	case err == nil && pi != nil:
+		return true
+	case a.Outcome.Class == retry.ClassSuccess, a.Outcome.Class == retry.ClassDecline:
+		return true
+	}
+	return false
 }
 
 func headerOf(lr *stripe.APIResponse) http.Header {

@@ -41,6 +41,7 @@ func TestClassifyWrite(t *testing.T) {
 	declined.PaymentIntent = &stripe.PaymentIntent{ID: "pi_declined", Status: stripe.PaymentIntentStatusRequiresPaymentMethod}
 	withLastError := intent(stripe.PaymentIntentStatusRequiresPaymentMethod, nil)
 	withLastError.LastPaymentError = &stripe.Error{Code: "card_declined", DeclineCode: "insufficient_funds"}
+	resent := response{wrote: true, writes: 2}
 
 	for _, tc := range []struct {
 		name      string
@@ -85,6 +86,16 @@ func TestClassifyWrite(t *testing.T) {
 		{"non-JSON 200", response{wrote: true, status: 200, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassOutcomeUnknown, true},
 		{"non-JSON 502", response{wrote: true, status: 502, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassRetry, true},
 		{"non-JSON 503", response{wrote: true, status: 503, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassRetry, false},
+		// Written twice (the transport re-sent it after a reset): the first write may have
+		// executed unless the answer is the key's own result.
+		{"re-sent, then 503", resent, nil, stripeErr(503, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, true},
+		{"re-sent, then 429 rate_limit", resent, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "rate_limit", map[string]string{"Retry-After": "30"}, `{}`), retry.ClassRetryAfter, true},
+		{"re-sent, then 400 invalid", resent, nil, stripeErr(400, stripe.ErrorTypeInvalidRequest, "parameter_missing", nil, `{}`), retry.ClassTerminal, true},
+		{"re-sent, then non-JSON 503", response{wrote: true, writes: 2, status: 503, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassRetry, true},
+		{"re-sent, then should-retry true on 400", resent, nil, stripeErr(400, stripe.ErrorTypeInvalidRequest, "x", map[string]string{"Stripe-Should-Retry": "true"}, `{}`), retry.ClassRetry, true},
+		{"re-sent, then succeeded", resent, intent(stripe.PaymentIntentStatusSucceeded, nil), nil, retry.ClassSuccess, false},
+		{"re-sent, then 402 decline", resent, nil, declined, retry.ClassDecline, false},
+		{"re-sent, then canceled", resent, intent(stripe.PaymentIntentStatusCanceled, nil), nil, retry.ClassTerminal, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

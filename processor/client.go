@@ -124,7 +124,9 @@ type PaymentParams struct {
 }
 
 // CreatePayment makes one attempt to create and confirm a PaymentIntent under p.Key, and
-// classifies what happened. It never retries.
+// classifies what happened. It never retries. A customer-initiated payment whose card asks
+// for authentication (3-D Secure) comes back in requires_action, an unknown outcome
+// (retry.ClassUnknownFinal); an off-session one is declined with authentication_required.
 func (c *Client) CreatePayment(ctx context.Context, p PaymentParams) Attempt {
 	if strings.TrimSpace(p.Key) == "" {
 		// A write without our key would get one invented by stripe-go, and a blank key is
@@ -133,18 +135,21 @@ func (c *Client) CreatePayment(ctx context.Context, p PaymentParams) Attempt {
 	}
 	ctx, ex := withExchange(ctx)
 	params := &stripe.PaymentIntentParams{
-		Amount:                stripe.Int64(p.Amount),
-		Currency:              stripe.String(p.Currency),
-		PaymentMethod:         stripe.String(p.PaymentMethod),
-		PaymentMethodTypes:    []*string{stripe.String("card")},
-		Confirm:               stripe.Bool(true),
-		ErrorOnRequiresAction: stripe.Bool(true),
+		Amount:             stripe.Int64(p.Amount),
+		Currency:           stripe.String(p.Currency),
+		PaymentMethod:      stripe.String(p.PaymentMethod),
+		PaymentMethodTypes: []*string{stripe.String("card")},
+		Confirm:            stripe.Bool(true),
 	}
 	if p.Customer != "" {
 		params.Customer = stripe.String(p.Customer)
 	}
 	if p.OffSession {
+		// No cardholder to authenticate: a card that asks for it fails with a 402
+		// authentication_required, never waits in requires_action. A customer-initiated
+		// charge may wait there (3-D Secure): an unknown outcome, for reconciliation.
 		params.OffSession = stripe.Bool(true)
+		params.ErrorOnRequiresAction = stripe.Bool(true)
 	}
 	params.Context = ctx
 	params.IdempotencyKey = stripe.String(p.Key)
@@ -154,7 +159,7 @@ func (c *Client) CreatePayment(ctx context.Context, p PaymentParams) Attempt {
 	}
 	pi, err := c.pi.New(params)
 	wrote, writes, status, header := ex.snapshot()
-	a := classifyWrite(response{ctxErr: ctx.Err(), wrote: wrote, status: status, header: header}, pi, err)
+	a := classifyWrite(response{ctxErr: ctx.Err(), wrote: wrote, writes: writes, status: status, header: header}, pi, err)
 	a.Writes = writes
 	return a
 }

@@ -139,3 +139,63 @@ func TestTransparentResendIsCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatePaymentAuthentication: a card that asks for 3-D Secure leaves a customer-initiated
+// PaymentIntent in requires_action, an unknown outcome for now (pending, for reconciliation),
+// never a decline that would block the card; a merchant-initiated (off-session) charge cannot
+// authenticate and is declined with authentication_required, as at Stripe.
+func TestCreatePaymentAuthentication(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		pm          string
+		offSession  bool
+		wantClass   retry.Class
+		wantStatus  string
+		wantDecline string
+	}{
+		{"3DS2 card on session", "pm_card_threeDSecure2Required", false, retry.ClassUnknownFinal, "requires_action", ""},
+		{"authentication required on session", "pm_card_authenticationRequired", false, retry.ClassUnknownFinal, "requires_action", ""},
+		{"simulator card on session", "pm_sim_requires_action", false, retry.ClassUnknownFinal, "requires_action", ""},
+		{"3DS2 card off session", "pm_card_threeDSecure2Required", true, retry.ClassDecline, "requires_payment_method", "authentication_required"},
+		{"simulator card off session", "pm_sim_requires_action", true, retry.ClassDecline, "requires_payment_method", "authentication_required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setupReads(t, -1)
+			p := PaymentParams{Key: "pg_ch_3ds", ChargeID: "ch_3ds", Amount: 1000, Currency: "usd", PaymentMethod: tc.pm}
+			if tc.offSession {
+				p.Customer, p.OffSession = "cus_3ds", true
+			}
+			a := b.client.CreatePayment(testCtx(t), p)
+			if a.Outcome.Class != tc.wantClass {
+				t.Fatalf("class: got %s (status %d, code %s, err %v), want %s", a.Outcome.Class, a.Outcome.HTTPStatus,
+					a.Outcome.ProcessorCode, a.Err, tc.wantClass)
+			}
+			if a.PaymentIntent == "" || a.Status != tc.wantStatus {
+				t.Fatalf("PaymentIntent: got %q in %q, want one in %q", a.PaymentIntent, a.Status, tc.wantStatus)
+			}
+			if tc.wantDecline == "" {
+				if a.Decline != nil {
+					t.Fatalf("decline: got %+v, want none", a.Decline)
+				}
+				if !a.Outcome.Class.Executed() {
+					t.Fatalf("class %s: want one that may have executed (pending)", a.Outcome.Class)
+				}
+			} else if a.Decline == nil || a.Decline.Code != tc.wantDecline || a.Decline.DeclineCode != tc.wantDecline {
+				t.Fatalf("decline: got %+v, want code and decline_code %s", a.Decline, tc.wantDecline)
+			}
+			// Reconciliation reads the same status.
+			got, res := b.client.Retrieve(testCtx(t), a.PaymentIntent)
+			if res.Err != nil || got.Status != tc.wantStatus {
+				t.Fatalf("retrieve: got %q (%v), want %q", got.Status, res.Err, tc.wantStatus)
+			}
+			// The same key replays the same answer.
+			again := b.client.CreatePayment(testCtx(t), p)
+			if !again.Replayed || again.Outcome.Class != tc.wantClass || again.PaymentIntent != a.PaymentIntent {
+				t.Fatalf("same key again: got %s %q replayed=%v, want %s %q replayed", again.Outcome.Class,
+					again.PaymentIntent, again.Replayed, tc.wantClass, a.PaymentIntent)
+			}
+		})
+	}
+}

@@ -23,6 +23,8 @@
 //	non-JSON body                                    outcome_unknown for writes, retry for reads
 //	200 succeeded / processing, requires_action /    success / unknown_final (pending) /
 //	    requires_payment_method + error / canceled   decline / terminal (failed)
+//	written twice (transport re-send), then any      the answer's class, marked may have
+//	    answer but a PaymentIntent or a decline      executed (the first write may have)
 //
 // stripe-go v76 has no fields for network_decline_code, network_advice_code and advice_code:
 // they are read from the raw JSON of the error. stripe-go's leveled logger is bridged to zap

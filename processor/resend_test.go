@@ -96,8 +96,8 @@ func TestRetryLoopAfterResend(t *testing.T) {
 		{"503s until the attempts run out", `[{"refuse":true},{"status":503},{"status":503},{"status":503},{"status":503}]`,
 			retry.StatusPending, retry.StopMaxAttempts, 3, 0},
 		{"400 invalid", `[{"refuse":true},{"status":400}]`, retry.StatusPending, retry.StopTerminal, 1, 0},
-		{"429 longer than the cap", `[{"refuse":true},{"status":429,"retry_after":"30"}]`,
-			retry.StatusPending, retry.StopRetryAfterTooLong, 1, 0},
+		{"429 longer than the deadline", `[{"refuse":true},{"status":429,"retry_after":"30"}]`,
+			retry.StatusPending, retry.StopDeadline, 1, 0},
 		{"a later approval settles", `[{"refuse":true},{"status":503},{}]`, retry.StatusSucceeded, retry.StopSucceeded, 2, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ var Columns = []string{
 	"declines_category_1", "declines_category_2", "declines_category_3", "declines_category_4",
 	"reattempts", "max_reattempts_30d", "max_declines_24h", "max_declines_30d",
 	"reattempts_refused", "violations",
+	"declines_authenticate",
 }
 
 // MarshalJSON encodes r as a list object:
@@ -51,7 +52,7 @@ func WriteCSV(w io.Writer, r Reattempts) error {
 	for _, row := range r.Rows {
 		rec := []string{row.ProcessorAccount, row.Fingerprint, row.Network, itoa(row.Merchants),
 			strings.Join(row.MerchantIDs, ";"), itoa(row.Attempts), itoa(row.Declines)}
-		for _, cl := range classes {
+		for _, cl := range classes[:csvClasses] {
 			rec = append(rec, itoa(row.DeclinesByClass[cl]))
 		}
 		for _, cat := range categories {
@@ -59,6 +60,9 @@ func WriteCSV(w io.Writer, r Reattempts) error {
 		}
 		rec = append(rec, itoa(row.Reattempts), itoa(row.MaxReattempts30d), itoa(row.MaxDeclines24h),
 			itoa(row.MaxDeclines30d), itoa(row.ReattemptsRefused), itoa(row.Violations))
+		for _, cl := range classes[csvClasses:] {
+			rec = append(rec, itoa(row.DeclinesByClass[cl]))
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

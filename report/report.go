@@ -112,8 +112,14 @@ type Row struct {
 	ViolationsDetail []decline.Violation `json:"violations_detail"`
 }
 
-// classes are the decline classes, in the order of the CSV columns.
-var classes = []decline.Class{decline.Never, decline.FixData, decline.Funds, decline.IssuerTransient, decline.Generic}
+// classes are the decline classes, in the order of the JSON counts; the CSV columns keep
+// the first five in place and append the later ones at the end (see Columns).
+var classes = []decline.Class{decline.Never, decline.FixData, decline.Funds, decline.IssuerTransient, decline.Generic,
+	decline.Authenticate}
+
+// csvClasses is how many classes have their column among the first ones; the others follow
+// the last column of the first release.
+const csvClasses = 5
 
 // categories are the Visa categories, in the order of the CSV columns.
 var categories = []decline.Category{decline.CategoryNeverApprove, decline.CategoryCannotApproveNow,

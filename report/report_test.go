@@ -321,7 +321,7 @@ func TestServiceEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCSV := strings.Join(report.Columns, ",") + "\n" +
-		"acct_1,fp_1,visa,2,m_a;m_b,17,17,0,0,17,0,0,0,17,0,0,16,16,0,0,2,1\n"
+		"acct_1,fp_1,visa,2,m_a;m_b,17,17,0,0,17,0,0,0,17,0,0,16,16,0,0,2,1,0\n"
 	if csvOut.String() != wantCSV {
 		t.Errorf("CSV: got\n%s\nwant\n%s", csvOut.String(), wantCSV)
 	}

@@ -51,7 +51,7 @@
 // (50 to 99999999 minor units), currency, payment_method,
 // payment_method_types, confirm, error_on_requires_action, off_session,
 // customer, metadata (at most 50 keys of 40 characters, values of 500),
-// description, setup_future_usage and expand; Stripe's other create
+// description, setup_future_usage, return_url and expand; Stripe's other create
 // parameters are accepted and ignored, unknown ones are answered 400
 // parameter_unknown, a missing amount or currency 400 parameter_missing, an
 // unknown payment method 400 resource_missing (param payment_method).
@@ -119,7 +119,7 @@
 //
 //	approve                      succeeded
 //	decline_<code>               declined with decline_code <code> (any lower-case code)
-//	requires_action              needs 3D Secure
+//	requires_action              needs 3D Secure (its own card: see cardN)
 //	processing                   processing, succeeded after Config.ProcessingTime
 //	processing_decline_<code>    processing, then declined with <code>
 //
@@ -132,7 +132,10 @@
 //	                implies mastercard
 //	cardN           card number N of the brand (default: the brand's standard
 //	                test card, the one pm_card_visa, pm_card_mastercard, ...
-//	                use); other numbers have other fingerprints, last4 N
+//	                use; for requires_action a card of its own, on Visa
+//	                Stripe's 3D Secure card ...3184 of
+//	                pm_card_authenticationRequired); other numbers have other
+//	                fingerprints, last4 N
 //	expMMYY         expiry (default 12/2034); the fingerprint stays the same
 //	firstN          the outcome applies to the first N confirmations with this
 //	                exact id; later ones succeed (a card that recovers)
@@ -161,18 +164,25 @@
 // latest_charge.outcome; stripe-go v76 does not decode these newer fields:
 // read them from the raw JSON (Error.LastResponse.RawJSON).
 //
-// A card needing 3D Secure leaves the PaymentIntent in requires_action (with
-// next_action use_stripe_sdk) when confirmed on session; with
-// error_on_requires_action=true or off_session=true the payment fails, as at
-// Stripe, with a 402 authentication_required (except
-// pm_card_authenticationRequiredOnSetup off session, which succeeds).
+// A card needing 3D Secure leaves the PaymentIntent in requires_action when
+// confirmed on session without error_on_requires_action: 200, no charge yet,
+// and next_action redirect_to_url (to the return_url given) or, without a
+// return_url, use_stripe_sdk. Nothing completes the authentication: the
+// PaymentIntent stays in requires_action. With error_on_requires_action=true
+// or off_session=true the payment fails, as at Stripe, with a 402 card_error
+// authentication_required (code and decline_code) and the PaymentIntent in
+// requires_payment_method (except pm_card_authenticationRequiredOnSetup off
+// session, which succeeds). Either answer is stored under the idempotency
+// key like any other, and retrieve, list and search show the PaymentIntent
+// in its status.
 //
 // GET /v1/payment_methods/{id} answers every id above without creating it
 // first, with card.brand, last4, exp_month, exp_year, funding, networks and a
 // fingerprint that depends only on the account and the card number: the same
 // card under different ids (pm_card_visa, pm_sim_approve,
 // pm_sim_decline_do_not_honor_visa_05, pm_sim_approve_exp0129) has one
-// fingerprint, a different card (pm_card_visa_debit, ..._card2) another.
+// fingerprint, a different card (pm_card_visa_debit, ..._card2,
+// pm_sim_requires_action) another.
 //
 // # Idempotency
 //

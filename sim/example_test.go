@@ -24,13 +24,12 @@ func exampleClient(url string) paymentintent.Client {
 
 func exampleParams(pm, key string) *stripe.PaymentIntentParams {
 	return &stripe.PaymentIntentParams{
-		Params:                stripe.Params{IdempotencyKey: stripe.String(key)},
-		Amount:                stripe.Int64(1999),
-		Currency:              stripe.String("usd"),
-		PaymentMethod:         stripe.String(pm),
-		PaymentMethodTypes:    stripe.StringSlice([]string{"card"}),
-		Confirm:               stripe.Bool(true),
-		ErrorOnRequiresAction: stripe.Bool(true),
+		Params:             stripe.Params{IdempotencyKey: stripe.String(key)},
+		Amount:             stripe.Int64(1999),
+		Currency:           stripe.String("usd"),
+		PaymentMethod:      stripe.String(pm),
+		PaymentMethodTypes: stripe.StringSlice([]string{"card"}),
+		Confirm:            stripe.Bool(true),
 	}
 }
 

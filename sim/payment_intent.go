@@ -30,6 +30,7 @@ type intent struct {
 	method             *testMethod
 	paymentMethodTypes []string
 	setupFutureUsage   string
+	returnURL          string // where a 3D Secure redirect returns; empty for the SDK flow
 	idempotencyKey     string
 
 	status    string
@@ -208,9 +209,19 @@ func (s *Server) renderIntent(pi *intent, x expansion) paymentIntentJSON {
 	}
 	switch pi.status {
 	case statusRequiresAction:
-		out.NextAction = map[string]any{
-			"type":           "use_stripe_sdk",
-			"use_stripe_sdk": map[string]any{"type": "three_d_secure_redirect", "stripe_js": "https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=" + pi.id},
+		// As at Stripe: a redirect when the confirmation named a return_url, else the
+		// data Stripe.js needs to run the 3D Secure challenge.
+		hosted := "https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=" + pi.id
+		if pi.returnURL != "" {
+			out.NextAction = map[string]any{
+				"type":            "redirect_to_url",
+				"redirect_to_url": map[string]any{"return_url": pi.returnURL, "url": hosted},
+			}
+		} else {
+			out.NextAction = map[string]any{
+				"type":           "use_stripe_sdk",
+				"use_stripe_sdk": map[string]any{"type": "three_d_secure_redirect", "stripe_js": hosted},
+			}
 		}
 	case statusProcessing:
 		out.Processing = map[string]any{"type": "card", "card": map[string]any{}}

@@ -39,7 +39,7 @@ var createParams = map[string]paramKind{
 	"payment_method_options":       accepted,
 	"radar_options":                accepted,
 	"receipt_email":                accepted,
-	"return_url":                   accepted,
+	"return_url":                   scalar,
 	"shipping":                     accepted,
 	"statement_descriptor":         accepted,
 	"statement_descriptor_suffix":  accepted,
@@ -70,6 +70,7 @@ type createRequest struct {
 	errorOnRequiresAction bool
 	offSession            bool
 	setupFutureUsage      string
+	returnURL             string
 	expand                expansion
 }
 
@@ -127,6 +128,13 @@ func validateCreate(values url.Values) (createRequest, *apiError) {
 	if req.errorOnRequiresAction && !req.confirm {
 		return req, invalidRequest("", "error_on_requires_action",
 			"You can only pass in `error_on_requires_action` when `confirm` is set to true.")
+	}
+	if v, ok := p.str("return_url"); ok && v != "" {
+		if !req.confirm {
+			return req, invalidRequest("", "return_url",
+				"You can only pass in `return_url` when `confirm` is set to true.")
+		}
+		req.returnURL = v
 	}
 	if v, ok := p.str("capture_method"); ok && v != "automatic" && v != "automatic_async" {
 		return req, invalidRequest("", "capture_method",
@@ -331,6 +339,7 @@ func (s *Server) executeLocked(req createRequest, c *call) response {
 		method:             method,
 		paymentMethodTypes: req.methodTypes,
 		setupFutureUsage:   req.setupFutureUsage,
+		returnURL:          req.returnURL,
 		idempotencyKey:     c.key,
 	}
 	var failed *decline

@@ -368,6 +368,8 @@ func TestCreateValidation(t *testing.T) {
 		{"confirm without method", with(func(v url.Values) { v.Del("payment_method") }), 400, "payment_intent_unexpected_state", "payment_method", "invalid_request_error"},
 		{"bad boolean", with(func(v url.Values) { v.Set("confirm", "yes") }), 400, "", "confirm", "invalid_request_error"},
 		{"off_session without confirm", with(func(v url.Values) { v.Del("confirm"); v.Set("off_session", "true") }), 400, "", "off_session", "invalid_request_error"},
+		{"return_url without confirm", with(func(v url.Values) { v.Del("confirm"); v.Set("return_url", "https://shop.example/r") }), 400, "", "return_url", "invalid_request_error"},
+		{"return_url not a string", with(func(v url.Values) { v.Set("return_url[a]", "x") }), 400, "parameter_unknown", "return_url[a]", "invalid_request_error"},
 		{"other method type", with(func(v url.Values) { v.Set("payment_method_types[0]", "sepa_debit") }), 400, "payment_intent_incompatible_payment_method", "payment_method_types", "invalid_request_error"},
 		{"metadata key too long", with(func(v url.Values) { v.Set("metadata["+strings.Repeat("k", 41)+"]", "x") }), 400, "", "metadata[" + strings.Repeat("k", 41) + "]", "invalid_request_error"},
 	}
@@ -406,7 +408,6 @@ func TestCreateWithoutConfirm(t *testing.T) {
 	b := setup(t)
 	p := charge("pm_card_visa", "k")
 	p.Confirm = nil
-	p.ErrorOnRequiresAction = nil
 	pi, err := b.pi.New(p)
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,16 @@ var brandDefaults = map[string]string{
 	"discover":   "1117",
 }
 
+// threeDSCard is the card pm_sim_requires_action ids of brand use without cardN.
+func threeDSCard(brand string) card {
+	if brand == "visa" {
+		return newCard("visa", "3184", "credit")
+	}
+	c := newCard(brand, brandDefaults[brand], "credit")
+	c.identity = brand + ":sim-3ds"
+	return c
+}
+
 func newCard(brand, last4, funding string) card {
 	return card{
 		brand:    brand,
@@ -299,6 +309,11 @@ func parseSimMethod(id string) (testMethod, error) {
 		brand = "visa"
 	}
 	c := newCard(brand, brandDefaults[brand], "credit")
+	if t.kind == authenticate {
+		// A card that asks for 3-D Secure is another card than the brand's approving
+		// one: on Visa, Stripe's 4000 0027 6000 3184 (pm_card_authenticationRequired).
+		c = threeDSCard(brand)
+	}
 	if variant >= 0 {
 		c.last4 = fmt.Sprintf("%04d", variant)
 		c.identity = fmt.Sprintf("%s:sim-card-%d", brand, variant)

@@ -27,6 +27,8 @@ func TestPaymentMethodCards(t *testing.T) {
 		{"pm_card_chargeDeclinedInsufficientFunds", "visa", "9995", 12, 2034, "credit"},
 		{"pm_sim_decline_insufficient_funds_mc_51", "mastercard", "4444", 12, 2034, "credit"},
 		{"pm_sim_approve_visa_card12_exp0327", "visa", "0012", 3, 2027, "credit"},
+		{"pm_sim_requires_action", "visa", "3184", 12, 2034, "credit"},
+		{"pm_sim_requires_action_mc", "mastercard", "4444", 12, 2034, "credit"},
 	}
 	for _, tc := range cases {
 		got, err := b.pm.Get(tc.pm, nil)
@@ -65,7 +67,11 @@ func TestFingerprints(t *testing.T) {
 			"pm_sim_processing", "pm_sim_approve_exp0129"},
 		{"pm_card_mastercard", "pm_sim_decline_do_not_try_again_mc_mac03", "pm_sim_approve_mastercard"},
 		{"pm_card_chargeDeclinedInsufficientFunds", "pm_card_visa_chargeDeclinedInsufficientFunds"},
-		{"pm_sim_decline_expired_card_visa_54_card7", "pm_sim_approve_visa_card7_exp0130"},
+		// cardN names the card number, whatever the outcome.
+		{"pm_sim_decline_expired_card_visa_54_card7", "pm_sim_approve_visa_card7_exp0130", "pm_sim_requires_action_card7"},
+		// A card that asks for 3-D Secure is another card: Stripe's 4000 0027 6000 3184.
+		{"pm_card_authenticationRequired", "pm_sim_requires_action", "pm_sim_requires_action_visa"},
+		{"pm_sim_requires_action_mc", "pm_sim_requires_action_mastercard"},
 	}
 	seen := map[string]string{}
 	for _, group := range same {

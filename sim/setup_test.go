@@ -115,16 +115,15 @@ func newBackend(url string, hc *http.Client) stripe.Backend {
 	})
 }
 
-// charge is the create request paygate sends.
+// charge is the create request paygate sends for a customer-initiated charge.
 func charge(pm, key string) *stripe.PaymentIntentParams {
 	p := &stripe.PaymentIntentParams{
-		Amount:                stripe.Int64(1999),
-		Currency:              stripe.String("usd"),
-		PaymentMethod:         stripe.String(pm),
-		PaymentMethodTypes:    stripe.StringSlice([]string{"card"}),
-		Confirm:               stripe.Bool(true),
-		ErrorOnRequiresAction: stripe.Bool(true),
-		Metadata:              map[string]string{"charge_id": "ch_" + key},
+		Amount:             stripe.Int64(1999),
+		Currency:           stripe.String("usd"),
+		PaymentMethod:      stripe.String(pm),
+		PaymentMethodTypes: stripe.StringSlice([]string{"card"}),
+		Confirm:            stripe.Bool(true),
+		Metadata:           map[string]string{"charge_id": "ch_" + key},
 	}
 	if key != "" {
 		p.IdempotencyKey = stripe.String(key)

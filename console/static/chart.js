@@ -6,7 +6,7 @@ import {s, h} from './dom.js';
 export const CAPS = {visaReattempts30d: 15, mastercardDeclines24h: 10, mastercardDeclines30d: 35};
 
 /** The decline classes in the order they are drawn. */
-export const CLASS_ORDER = ['never', 'fix_data', 'funds', 'issuer_transient', 'generic'];
+export const CLASS_ORDER = ['never', 'fix_data', 'authenticate', 'funds', 'issuer_transient', 'generic'];
 
 let chartSeq = 0;
 
