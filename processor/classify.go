@@ -210,6 +210,18 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		a.Outcome = out
 		return a
 	}
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		// The processor refused our own credentials before doing anything: nothing ran, and
+		// the account stays unusable until its key is fixed. Not the caller's invalid
+		// request: a processor outage, which the breaker and the budget contain and the
+		// caller may retry later under the same key (whatever Stripe-Should-Retry says).
+		out.Class = retry.ClassRetry
+		if out.ProcessorCode == "" {
+			out.ProcessorCode = "processor_authentication_failed"
+		}
+		a.Outcome = out
+		return a
+	}
 	// Stripe's only 409 is a concurrent request under the same key (idempotency_key_in_use,
 	// with or without the code): it may execute.
 	busy := status == http.StatusConflict ||

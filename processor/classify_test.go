@@ -66,6 +66,12 @@ func TestClassifyWrite(t *testing.T) {
 		{"replayed 402", response{}, nil, stripeErr(402, stripe.ErrorTypeCard, "card_declined", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassDecline, false},
 		{"replayed 500", response{}, nil, stripeErr(500, stripe.ErrorTypeAPI, "", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassStoredResult, true},
 		{"replayed 400", response{}, nil, stripeErr(400, stripe.ErrorTypeInvalidRequest, "parameter_missing", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassTerminal, false},
+		// The processor refused our own credentials: nothing ran, and the account is
+		// unusable until the configuration is fixed (a 503 for the caller, not a 422).
+		{"401 key refused", response{}, nil, stripeErr(401, stripe.ErrorType("authentication_error"), "", nil, `{}`), retry.ClassRetry, false},
+		{"401 key refused, should not retry", response{}, nil, stripeErr(401, stripe.ErrorType("authentication_error"), "",
+			map[string]string{"Stripe-Should-Retry": "false"}, `{}`), retry.ClassRetry, false},
+		{"403 permission", response{}, nil, stripeErr(403, stripe.ErrorTypeInvalidRequest, "secret_key_required", nil, `{}`), retry.ClassRetry, false},
 		{"409 key in use", response{}, nil, stripeErr(409, stripe.ErrorTypeIdempotency, "idempotency_key_in_use", nil, `{}`), retry.ClassBusy, true},
 		{"429 lock_timeout", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "lock_timeout", nil, `{}`), retry.ClassBusy, true},
 		{"429 rate_limit", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "rate_limit", map[string]string{"Retry-After": "30"}, `{}`), retry.ClassRetryAfter, false},

@@ -19,6 +19,8 @@
 //	502, 504 / 503                                   retry (may have executed / answered before execution)
 //	500 on the keyed write                           unknown_final (pending, reconcile)
 //	402 card_error                                   decline
+//	401, 403 (our own key refused)                   retry (nothing ran: a processor outage
+//	                                                 for the caller, never an invalid request)
 //	400 idempotency_error, other 4xx                 terminal
 //	non-JSON body                                    outcome_unknown for writes, retry for reads
 //	200 succeeded / processing, requires_action /    success / unknown_final (pending) /
