@@ -40,8 +40,13 @@ type Findings struct {
 	// MaxMastercardDeclines30d is the same over any rolling 30 days.
 	MaxMastercardDeclines30d int `json:"max_mastercard_declines_30d"`
 	// Violations lists each attempt that broke a rule, once per rule, in
-	// time order.
+	// time order, against what the gateway knew when it sent the attempt.
 	Violations []Violation `json:"violations"`
+	// InHindsight lists each attempt that broke a rule only in hindsight:
+	// sent while the earlier attempt whose outcome forbids it was still
+	// unknown to the gateway (pending; see [Attempt.KnownAt]). Enforcement
+	// could not have refused it; the network may still count it.
+	InHindsight []Violation `json:"in_hindsight"`
 }
 
 // Audit recounts a card's history at one processor account from scratch and
@@ -49,6 +54,9 @@ type Findings struct {
 //
 //   - after_never: any attempt after a never-class decline or block;
 //   - before_mac_delay: any attempt before a Mastercard advice delay ended;
+//
+// (both counted as violations when the forbidding outcome was known when the
+// attempt was sent, and listed in InHindsight when it was found only later);
 //   - visa_30d: each reattempt on Visa (or an unknown network) that makes
 //     more than caps.VisaReattempts30d in the 30 days ending at it;
 //   - mastercard_24h, mastercard_30d: each decline or pending attempt on
@@ -66,6 +74,7 @@ func Audit(h History, caps Caps) Findings {
 		Attempts:        len(hist),
 		DeclinesByClass: map[Class]int{},
 		Violations:      []Violation{},
+		InHindsight:     []Violation{},
 	}
 
 	// Which attempts are reattempts: an authorization while a run of
@@ -111,22 +120,36 @@ func Audit(h History, caps Caps) Findings {
 		return n
 	}
 
-	neverAt := -1 // index of the first never-class refusal
 	for i, a := range hist {
 		flag := func(rule Rule, count, limit int) {
 			f.Violations = append(f.Violations, Violation{Charge: a.Charge, At: a.At, Rule: rule, Count: count, Limit: limit})
 		}
-		if neverAt >= 0 {
-			flag(RuleAfterNever, 0, 0)
-		}
+		// The rules that follow from one earlier refusal: broken against what was known
+		// when some forbidding refusal was known by a.At, in hindsight when all of them
+		// were found later.
+		var never, mac knowledge
 		for j := 0; j < i; j++ {
 			p := hist[j]
-			if p.Outcome.orPending() != Declined && p.Outcome.orPending() != Blocked {
+			if o := p.Outcome.orPending(); o != Declined && o != Blocked {
 				continue
 			}
+			known := !p.knownAt().After(a.At)
+			if p.Class.orGeneric() == Never {
+				never.add(known)
+			}
 			if d := MACDelay(p.MAC); d > 0 && a.At.Before(p.At.Add(d)) {
-				flag(RuleBeforeMACDelay, 0, 0)
-				break
+				mac.add(known)
+			}
+		}
+		for _, r := range []struct {
+			rule Rule
+			k    knowledge
+		}{{RuleAfterNever, never}, {RuleBeforeMACDelay, mac}} {
+			switch {
+			case r.k.known:
+				flag(r.rule, 0, 0)
+			case r.k.late:
+				f.InHindsight = append(f.InHindsight, Violation{Charge: a.Charge, At: a.At, Rule: r.rule})
 			}
 		}
 		if isVisa(i) {
@@ -148,10 +171,18 @@ func Audit(h History, caps Caps) Findings {
 				flag(RuleMastercard30d, n, caps.MastercardDeclines30d)
 			}
 		}
-		o := a.Outcome.orPending()
-		if neverAt < 0 && (o == Declined || o == Blocked) && a.Class.orGeneric() == Never {
-			neverAt = i
-		}
 	}
 	return f
+}
+
+// knowledge is whether some earlier refusal forbidding an attempt was known when it was sent
+// (known), or only found later (late).
+type knowledge struct{ known, late bool }
+
+func (k *knowledge) add(known bool) {
+	if known {
+		k.known = true
+	} else {
+		k.late = true
+	}
 }

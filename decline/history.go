@@ -89,6 +89,19 @@ type Attempt struct {
 	// CapReached marks Stripe's own refusal
 	// previously_declined_do_not_retry (see [Classification.CapReached]).
 	CapReached bool `json:"cap_reached,omitempty"`
+	// KnownAt is when the gateway learned the attempt's outcome: later than
+	// At when it was pending first (a timeout, then reconciliation). Zero
+	// means when it was sent. [Audit] uses it to tell a rule broken against
+	// what the gateway knew from one broken only in hindsight.
+	KnownAt time.Time `json:"known_at,omitzero"`
+}
+
+// knownAt is when the gateway learned a's outcome.
+func (a Attempt) knownAt() time.Time {
+	if a.KnownAt.IsZero() {
+		return a.At
+	}
+	return a.KnownAt
 }
 
 // History is the attempt history of one card (one card fingerprint) at one

@@ -409,6 +409,10 @@ func TestManualFailedKeepsTheCardsAttempt(t *testing.T) {
 	if o, _ := cardAttempt(); o != "pending" {
 		t.Fatalf("card attempt after a manual failed: %q, want it kept, pending", o)
 	}
+	var unsettled *time.Time
+	if err := pool.QueryRow(b.ctx, `SELECT settled_at FROM card_attempts WHERE charge_id = $1`, id).Scan(&unsettled); err != nil || unsettled != nil {
+		t.Fatalf("settled_at of the pending attempt: %v (%v), want none", unsettled, err)
+	}
 	b.pay(t, id, lost)
 	if d := b.check(t, id); d.Reason != reconcile.ReasonContradictsManual {
 		t.Fatalf("check after the decline: got %s %s, want a reopening", d.Kind, d.Reason)
@@ -418,6 +422,15 @@ func TestManualFailedKeepsTheCardsAttempt(t *testing.T) {
 	}
 	if o, c := cardAttempt(); o != "declined" || c != "never" {
 		t.Fatalf("card attempt after the decline was found: %q %q, want declined, never", o, c)
+	}
+	// The history says when the decline became known: the report tells an attempt sent
+	// before that from one sent after.
+	var settled *time.Time
+	if err := pool.QueryRow(b.ctx, `SELECT settled_at FROM card_attempts WHERE charge_id = $1`, id).Scan(&settled); err != nil {
+		t.Fatal(err)
+	}
+	if settled == nil || time.Since(*settled) > time.Minute {
+		t.Fatalf("settled_at after the decline was found: %v, want the moment it was found", settled)
 	}
 }
 

@@ -18,7 +18,7 @@ var Columns = []string{
 	"declines_category_1", "declines_category_2", "declines_category_3", "declines_category_4",
 	"reattempts", "max_reattempts_30d", "max_declines_24h", "max_declines_30d",
 	"reattempts_refused", "violations",
-	"declines_authenticate",
+	"declines_authenticate", "violations_in_hindsight",
 }
 
 // MarshalJSON encodes r as a list object:
@@ -63,6 +63,7 @@ func WriteCSV(w io.Writer, r Reattempts) error {
 		for _, cl := range classes[csvClasses:] {
 			rec = append(rec, itoa(row.DeclinesByClass[cl]))
 		}
+		rec = append(rec, itoa(row.ViolationsInHindsight))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -34,6 +34,6 @@ func ExampleBuild() {
 	_ = report.WriteCSV(os.Stdout, report.Reattempts{From: q.From, To: q.To, Rows: rows})
 	// Output:
 	// ch_again after_never
-	// processor_account,fingerprint,network,merchants,merchant_ids,attempts,declines,declines_never,declines_fix_data,declines_funds,declines_issuer_transient,declines_generic,declines_category_1,declines_category_2,declines_category_3,declines_category_4,reattempts,max_reattempts_30d,max_declines_24h,max_declines_30d,reattempts_refused,violations,declines_authenticate
-	// acct_1,fp_1,visa,1,m_1,2,1,1,0,0,0,0,1,0,0,0,1,1,0,0,0,1,0
+	// processor_account,fingerprint,network,merchants,merchant_ids,attempts,declines,declines_never,declines_fix_data,declines_funds,declines_issuer_transient,declines_generic,declines_category_1,declines_category_2,declines_category_3,declines_category_4,reattempts,max_reattempts_30d,max_declines_24h,max_declines_30d,reattempts_refused,violations,declines_authenticate,violations_in_hindsight
+	// acct_1,fp_1,visa,1,m_1,2,1,1,0,0,0,0,1,0,0,0,1,1,0,0,0,1,0,0
 }

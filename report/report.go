@@ -110,6 +110,13 @@ type Row struct {
 	Violations int `json:"violations"`
 	// ViolationsDetail lists them, in time order, once per rule broken.
 	ViolationsDetail []decline.Violation `json:"violations_detail"`
+	// ViolationsInHindsight counts the period's attempts that broke a rule
+	// only in hindsight: sent while the earlier attempt whose outcome forbids
+	// them was pending, its outcome found later (see decline.Findings). The
+	// gateway could not refuse them; the network may still count them.
+	ViolationsInHindsight int `json:"violations_in_hindsight"`
+	// ViolationsInHindsightDetail lists them like ViolationsDetail.
+	ViolationsInHindsightDetail []decline.Violation `json:"violations_in_hindsight_detail"`
 }
 
 // classes are the decline classes, in the order of the JSON counts; the CSV columns keep
@@ -151,6 +158,8 @@ func build(c Card, q Query, caps decline.Caps) Row {
 		DeclinesByCategory: make(map[string]int, len(categories)),
 		ReattemptsRefused:  c.Refused,
 		ViolationsDetail:   []decline.Violation{},
+
+		ViolationsInHindsightDetail: []decline.Violation{},
 	}
 	if q.Merchant != "" {
 		r.MerchantIDs = []string{}
@@ -180,6 +189,12 @@ func build(c Card, q Query, caps decline.Caps) Row {
 		}
 	}
 	r.Violations = len(r.ViolationsDetail)
+	for _, v := range all.InHindsight {
+		if !v.At.Before(q.From) {
+			r.ViolationsInHindsightDetail = append(r.ViolationsInHindsightDetail, v)
+		}
+	}
+	r.ViolationsInHindsight = len(r.ViolationsInHindsightDetail)
 
 	for _, cat := range categories {
 		r.DeclinesByCategory[strconv.Itoa(int(cat))] = 0

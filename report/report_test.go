@@ -321,7 +321,7 @@ func TestServiceEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCSV := strings.Join(report.Columns, ",") + "\n" +
-		"acct_1,fp_1,visa,2,m_a;m_b,17,17,0,0,17,0,0,0,17,0,0,16,16,0,0,2,1,0\n"
+		"acct_1,fp_1,visa,2,m_a;m_b,17,17,0,0,17,0,0,0,17,0,0,16,16,0,0,2,1,0,0\n"
 	if csvOut.String() != wantCSV {
 		t.Errorf("CSV: got\n%s\nwant\n%s", csvOut.String(), wantCSV)
 	}
@@ -375,5 +375,25 @@ func TestServiceEncodings(t *testing.T) {
 	}
 	if err := report.WriteCSV(&csvOut, empty); err != nil || csvOut.String() != strings.Join(report.Columns, ",")+"\n" {
 		t.Errorf("empty CSV: got %q (%v)", csvOut.String(), err)
+	}
+}
+
+// TestBuildInHindsight: a charge sent while an earlier one on the card was pending, which
+// reconciliation later found declined as lost, broke the never-class rule only in hindsight:
+// the row counts it apart from the violations. A charge sent after the decline was found is a
+// violation.
+func TestBuildInHindsight(t *testing.T) {
+	t.Parallel()
+	pending := at("ch_pending", t0.Add(day), decline.Declined, decline.Never, decline.Visa)
+	pending.KnownAt = t0.Add(day + time.Hour) // reconciliation found the decline an hour later
+	next := at("ch_next", t0.Add(day+time.Minute), decline.Approved, "", decline.Visa)
+	after := at("ch_after", t0.Add(2*day), decline.Approved, "", decline.Visa)
+	rows := report.Build([]report.Card{{ProcessorAccount: "acct_1", Fingerprint: "fp_1", Network: decline.Visa,
+		Merchants: []string{"m_1"}, Attempts: []report.Attempt{pending, next, after}}}, period, decline.Caps{})
+	r := rows[0]
+	if r.Violations != 1 || r.ViolationsDetail[0].Charge != "ch_after" ||
+		r.ViolationsInHindsight != 1 || r.ViolationsInHindsightDetail[0].Charge != "ch_next" {
+		t.Fatalf("violations %d %v, in hindsight %d %v; want ch_after a violation, ch_next in hindsight",
+			r.Violations, r.ViolationsDetail, r.ViolationsInHindsight, r.ViolationsInHindsightDetail)
 	}
 }

@@ -126,3 +126,31 @@ func TestServiceNeverSendsAChargeToAnotherAccount(t *testing.T) {
 		})
 	}
 }
+
+// A charge's outcome stored by its own run settles its card attempt then: the card's history
+// says when the gateway learned the outcome (see the reattempt report's violations in
+// hindsight).
+func TestFinishSettlesTheCardAttempt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, m := serviceMerchant(t)
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
+		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+			return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
+		}}})
+	resp, err := svc.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: idempotency.Fingerprint{52},
+		Request: visaRequest, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(resp.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var settledAfterSend bool
+	if err := dbtest.Pool(t).QueryRow(ctx, `SELECT settled_at >= at FROM card_attempts WHERE charge_id = $1`, body.ID).Scan(&settledAfterSend); err != nil || !settledAfterSend {
+		t.Fatalf("settled_at of an approved attempt: %v (%v), want set, not before it was sent", settledAfterSend, err)
+	}
+}

@@ -133,7 +133,7 @@ func insertCardAttempt(ctx context.Context, tx pgx.Tx, c *charge.Charge, now tim
 			exp_month, exp_year)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9)
 		ON CONFLICT (charge_id) DO UPDATE SET at = EXCLUDED.at, outcome = 'pending', class = NULL, category = NULL,
-			mac = NULL, cap_reached = false`,
+			mac = NULL, cap_reached = false, settled_at = NULL`,
 		c.ID, c.ProcessorAccount, c.Card.Fingerprint, c.Card.Network, c.MerchantID, c.Chain, now,
 		c.Card.ExpMonth, c.Card.ExpYear)
 	if err != nil {

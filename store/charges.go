@@ -587,7 +587,8 @@ func finishSQL(v finishVariant) string {
 	default:
 		ctes = append(ctes, `ca AS (
 			UPDATE card_attempts SET outcome = @card_outcome, class = NULLIF(@card_class, ''),
-				category = NULLIF(@card_category::int, 0), mac = NULLIF(@card_mac::int, 0), cap_reached = @cap_reached
+				category = NULLIF(@card_category::int, 0), mac = NULLIF(@card_mac::int, 0), cap_reached = @cap_reached,
+				settled_at = CASE WHEN @card_outcome <> 'pending' THEN clock_timestamp() END
 			 WHERE charge_id = @id AND EXISTS (SELECT 1 FROM u)
 		)`)
 	}

@@ -284,7 +284,8 @@ func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.C
 		_, err = tx.Exec(ctx, `DELETE FROM card_attempts WHERE charge_id = $1`, chargeID)
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE card_attempts SET outcome = $2, class = NULLIF($3, ''), category = NULLIF($4, 0),
-			mac = NULLIF($5, 0), cap_reached = $6 WHERE charge_id = $1`,
+			mac = NULLIF($5, 0), cap_reached = $6, settled_at = CASE WHEN $2 <> 'pending' THEN clock_timestamp() END
+			 WHERE charge_id = $1`,
 			chargeID, string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached)
 	}
 	if err != nil {

@@ -59,7 +59,7 @@ func (db *DB) ReattemptCards(ctx context.Context, q report.Query) ([]report.Card
 		)
 		SELECT s.processor_account, s.fingerprint, s.network, s.merchants, s.refused,
 			h.charge_id, h.chain, h.at, h.outcome, COALESCE(h.class, ''), h.network, COALESCE(h.category, 0),
-			COALESCE(h.mac, 0), COALESCE(h.exp_month, 0), COALESCE(h.exp_year, 0), h.cap_reached
+			COALESCE(h.mac, 0), COALESCE(h.exp_month, 0), COALESCE(h.exp_year, 0), h.cap_reached, h.settled_at
 		  FROM summary s LEFT JOIN history h USING (processor_account, fingerprint)
 		 ORDER BY s.processor_account, s.fingerprint, h.at, h.charge_id`,
 		q.From, q.To, q.Merchant, q.Since())
@@ -81,9 +81,10 @@ func (db *DB) ReattemptCards(ctx context.Context, q report.Query) ([]report.Card
 			class                         string
 			category, mac, month, year    int
 			capReached                    *bool
+			settledAt                     *time.Time
 		)
 		err := rows.Scan(&account, &fingerprint, &network, &merchants, &refused,
-			&charge, &chain, &at, &outcome, &class, &netw, &category, &mac, &month, &year, &capReached)
+			&charge, &chain, &at, &outcome, &class, &netw, &category, &mac, &month, &year, &capReached, &settledAt)
 		if err != nil {
 			return nil, fmt.Errorf("store: reattempt report: %w", err)
 		}
@@ -106,6 +107,7 @@ func (db *DB) ReattemptCards(ctx context.Context, q report.Query) ([]report.Card
 				MAC:        decline.MAC(mac),
 				Expiry:     decline.Expiry{Year: year, Month: month},
 				CapReached: capReached != nil && *capReached,
+				KnownAt:    knownAt(settledAt),
 			},
 			Category: decline.Category(category),
 		})
@@ -121,4 +123,14 @@ func orEmpty(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// knownAt is when the gateway learned an attempt's outcome: settled_at, in UTC; zero for a
+// pending attempt (the audit then reads it as known when sent, which a pending outcome never
+// makes a violation anyway).
+func knownAt(settledAt *time.Time) time.Time {
+	if settledAt == nil {
+		return time.Time{}
+	}
+	return settledAt.UTC()
 }

@@ -146,3 +146,37 @@ func TestReattemptCards(t *testing.T) {
 		t.Errorf("pending attempt: got %+v", p)
 	}
 }
+
+// TestReattemptCardsKnownAt: the report reads when each attempt's outcome became known, so
+// that an attempt sent while a never-class decline was still pending is told apart from one
+// sent after the decline was known.
+func TestReattemptCardsKnownAt(t *testing.T) {
+	t.Parallel()
+	tx := dbtest.Tx(t)
+	db := store.New(tx)
+	f := reportFixture{t: t, tx: tx, db: db}
+	newMerchant(t, db, "m_k")
+	end := time.Date(2040, 3, 1, 12, 0, 0, 0, time.UTC)
+	lost := f.attempt("m_k", "acct_1", "fp_known", "visa", end.Add(-3*time.Hour), decline.Declined, decline.Never, 1)
+	found := end.Add(-2 * time.Hour) // reconciliation found the decline an hour after it was sent
+	if _, err := tx.Exec(context.Background(), `UPDATE card_attempts SET settled_at = $2 WHERE charge_id = $1`, lost, found); err != nil {
+		t.Fatal(err)
+	}
+	inHindsight := f.attempt("m_k", "acct_1", "fp_known", "visa", end.Add(-150*time.Minute), decline.Approved, "", 0)
+	violation := f.attempt("m_k", "acct_1", "fp_known", "visa", end.Add(-time.Hour), decline.Approved, "", 0)
+
+	got, err := db.ReattemptCards(context.Background(), report.Query{From: end.Add(-24 * time.Hour), To: end})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := report.Build(got, report.Query{From: end.Add(-24 * time.Hour), To: end}, decline.Caps{})
+	if len(rows) != 1 {
+		t.Fatalf("rows: %d, want 1", len(rows))
+	}
+	r := rows[0]
+	if r.Violations != 1 || r.ViolationsDetail[0].Charge != violation ||
+		r.ViolationsInHindsight != 1 || r.ViolationsInHindsightDetail[0].Charge != inHindsight {
+		t.Fatalf("violations %v, in hindsight %v; want %s a violation and %s in hindsight",
+			r.ViolationsDetail, r.ViolationsInHindsightDetail, violation, inHindsight)
+	}
+}

@@ -1,0 +1,65 @@
+package decline
+
+import (
+	"testing"
+	"time"
+)
+
+// TestAuditInHindsight: an attempt sent while an earlier attempt's outcome was unknown, which
+// that outcome — found later — forbids, broke the rule only in hindsight: the gateway could not
+// know. It is listed apart from the violations, which count only rules broken against what
+// was known when the attempt was sent.
+func TestAuditInHindsight(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		h             History
+		wantRules     []Rule
+		wantHindsight []Rule
+	}{
+		{"a never-class decline found after the next attempt", History{
+			{Charge: "ch_pending", At: t0, Outcome: Declined, Class: Never, Network: Visa, KnownAt: t0.Add(time.Hour)},
+			{Charge: "ch_next", At: t0.Add(time.Minute), Outcome: Approved, Network: Visa, KnownAt: t0.Add(time.Minute)},
+		}, nil, []Rule{RuleAfterNever}},
+		{"a never-class decline known before the next attempt", History{
+			{Charge: "ch_lost", At: t0, Outcome: Declined, Class: Never, Network: Visa, KnownAt: t0.Add(time.Second)},
+			{Charge: "ch_next", At: t0.Add(time.Minute), Outcome: Approved, Network: Visa},
+		}, []Rule{RuleAfterNever}, nil},
+		{"no known time: known when sent", History{
+			{Charge: "ch_lost", At: t0, Outcome: Declined, Class: Never, Network: Visa},
+			{Charge: "ch_next", At: t0.Add(time.Minute), Outcome: Approved, Network: Visa},
+		}, []Rule{RuleAfterNever}, nil},
+		{"a late never-class decline, then a known one", History{
+			{Charge: "ch_pending", At: t0, Outcome: Declined, Class: Never, Network: Visa, KnownAt: t0.Add(time.Hour)},
+			{Charge: "ch_lost", At: t0.Add(time.Minute), Outcome: Declined, Class: Never, Network: Visa},
+			{Charge: "ch_next", At: t0.Add(2 * time.Minute), Outcome: Approved, Network: Visa},
+		}, []Rule{RuleAfterNever}, []Rule{RuleAfterNever}},
+		{"a Mastercard advice delay found after the next attempt", History{
+			{Charge: "ch_pending", At: t0, Outcome: Declined, Class: Funds, MAC: 24, Network: Mastercard, KnownAt: t0.Add(time.Hour)},
+			{Charge: "ch_next", At: t0.Add(time.Minute), Outcome: Approved, Network: Mastercard},
+		}, nil, []Rule{RuleBeforeMACDelay}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := Audit(tc.h, Caps{})
+			if got := rules(f.Violations); !equalRules(got, tc.wantRules) {
+				t.Errorf("violations: got %v, want %v", got, tc.wantRules)
+			}
+			if got := rules(f.InHindsight); !equalRules(got, tc.wantHindsight) {
+				t.Errorf("in hindsight: got %v, want %v", got, tc.wantHindsight)
+			}
+		})
+	}
+}
+
+func equalRules(a, b []Rule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
