@@ -29,7 +29,7 @@ type gatedReads struct {
 	*processor.Client
 	mu      sync.Mutex
 	fail    bool
-	lagging bool // the search answers, but its index does not show the charge yet
+	lagging bool          // the search answers, but its index does not show the charge yet
 	entered chan struct{} // closed when a held list is reached
 	release chan struct{} // the held list goes on when closed
 }
