@@ -120,7 +120,7 @@ func TestReattemptReport(t *testing.T) {
 		g.fingerprint("pm_card_mastercard"), g.fingerprint("pm_sim_approve_visa_card8"), g.fingerprint("pm_sim_approve_visa_card9")
 	cats := func(c1, c2 int) map[string]int { return map[string]int{"1": c1, "2": c2, "3": 0, "4": 0} }
 	classes := func(never, funds int) map[string]int {
-		return map[string]int{"never": never, "fix_data": 0, "funds": funds, "issuer_transient": 0, "generic": 0}
+		return map[string]int{"never": never, "fix_data": 0, "funds": funds, "issuer_transient": 0, "generic": 0, "authenticate": 0}
 	}
 	wantA := map[string]reportRow{
 		lost: {Network: "visa", Merchants: 2, MerchantIDs: []string{"m_rep_a"}, Attempts: 1, Declines: 1,
