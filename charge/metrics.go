@@ -1,6 +1,7 @@
 package charge
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +21,14 @@ type Metrics struct {
 	mu            sync.Mutex
 	totalOps      float64
 	totalAttempts float64
+	merchants     map[string]bool // those whose series exist
 }
+
+// preventedReasons are the stop reasons retries_prevented_total counts: a retry the loop
+// would have sent, refused by the budget, the breaker, the deadline or a Retry-After beyond
+// the cap.
+var preventedReasons = []retry.StopReason{retry.StopBudget, retry.StopCircuitOpen, retry.StopDeadline,
+	retry.StopRetryAfterTooLong}
 
 var _ Observer = (*Metrics)(nil)
 
@@ -43,7 +51,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "paygate", Name: "outcome_unknown_total",
 			Help: "Operations that ended pending (the outcome may exist at the processor), by merchant.",
 		}, []string{"merchant"}),
+		merchants: map[string]bool{},
 	}
+	// The series dashboards and alerts read exist from the start, at 0: the totals now
+	// (merchant "", which Prometheus stores without the label), each merchant's own when
+	// its first operation is observed.
+	m.addMerchant("")
 	m.amplification = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: "paygate", Name: "retry_amplification",
 		Help: "Processor attempts per logical operation since the process started.",
@@ -59,17 +72,31 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// addMerchant creates merchantID's series of retries_prevented_total and
+// outcome_unknown_total at 0, once.
+func (m *Metrics) addMerchant(merchantID string) {
+	m.mu.Lock()
+	seen := m.merchants[merchantID]
+	m.merchants[merchantID] = true
+	m.mu.Unlock()
+	if seen {
+		return
+	}
+	for _, r := range preventedReasons {
+		m.prevented.WithLabelValues(merchantID, string(r))
+	}
+	m.unknown.WithLabelValues(merchantID)
+}
+
 // Observe implements Observer.
 func (m *Metrics) Observe(merchantID string, rep retry.Report) {
+	m.addMerchant(merchantID)
 	m.operations.WithLabelValues(merchantID, rep.Result.String(), string(rep.Stop)).Inc()
 	for _, a := range rep.Attempts {
 		m.attempts.WithLabelValues(merchantID, string(a.Class)).Inc()
 	}
-	switch rep.Stop {
-	case retry.StopBudget, retry.StopCircuitOpen, retry.StopDeadline, retry.StopRetryAfterTooLong:
-		if len(rep.Attempts) > 0 {
-			m.prevented.WithLabelValues(merchantID, string(rep.Stop)).Inc()
-		}
+	if slices.Contains(preventedReasons, rep.Stop) && len(rep.Attempts) > 0 {
+		m.prevented.WithLabelValues(merchantID, string(rep.Stop)).Inc()
 	}
 	if rep.Result.Status == retry.StatusPending {
 		m.unknown.WithLabelValues(merchantID).Inc()

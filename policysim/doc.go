@@ -18,14 +18,25 @@
 // the operations of one processor account and merchant do in the gateway.
 //
 // The processor's answers are scripted, and Classify turns each into a
-// retry.Outcome with the gateway's classification table (the processor
-// adapter's): 2xx success; 402 or a decline body_code, decline; 409
-// idempotency_key_in_use and 429 lock_timeout, busy; other 429, retry_after;
-// 500 on a write, unknown_final; 503, retry (not executed); 502, 504 and
-// other 5xx, retry (may have executed); a timeout or a dropped connection
-// after sending, outcome_unknown; a refused connection, not_sent; other 4xx,
-// terminal. A read (GET) is idempotent: what may have executed is a plain
-// retry for it.
+// retry.Outcome exactly as the gateway's processor adapter (package
+// processor) classifies the same answer on the wire: 2xx success; 402 or a
+// decline body_code, decline; any 409 (a concurrent request under the same
+// key: the earlier one may be executing) and 429 lock_timeout, busy, retried
+// under the key after the busy wait and pending if the loop ends there;
+// other 429, retry_after; 500 on a write, unknown_final; 503, retry (not
+// executed); 502, 504 and other 5xx, retry (may have executed); a timeout or
+// a dropped connection after sending, outcome_unknown; a refused connection,
+// not_sent; 401 and 403 (the gateway's own key refused: nothing ran),
+// retry; other 4xx, terminal (may have executed for idempotency_error);
+// Stripe-Should-Retry overrides the status, never the evidence of an
+// execution. A read (GET) is idempotent: what may have executed is a plain
+// retry for it. Classify has the whole table, and a test plays every kind
+// of answer to the adapter over HTTP and checks that both agree. On the wire
+// a step is Stripe's answer: a 2xx a succeeded PaymentIntent, a 3xx a body
+// that is not the processor's JSON, a 4xx or 5xx Stripe's error envelope
+// whose type is card_error for a decline, idempotency_error for the
+// body_code idempotency_error, api_error for a 5xx and invalid_request_error
+// otherwise, with body_code as its code.
 //
 // # The file
 //
@@ -66,13 +77,24 @@
 // loop asks for more attempts than the script holds, the last step answers
 // again. At most MaxSteps steps.
 //
+// HTTP-dates are IMF-fixdate, RFC 850 or asctime, as the loop reads them,
+// written against the fake clock. The loop trusts a Date header only so far:
+// it moves its clock toward the Date by at most policy.max_clock_skew_ms
+// (retry.ParseRetryAfter), so a Date further than that from the fake clock
+// at every moment an answer can come (the start to the start plus
+// deadline_ms) would be used only in part, and such a date is refused. A
+// clock_skew_ms beyond the bound is allowed and corrected only that far, as
+// in the gateway; the text output says so.
+//
 //	status        HTTP status, 200 to 599 (required unless the step has no answer)
 //	latency_ms    how long the answer takes; slower than the attempt's timeout is a timeout
-//	retry_after   Retry-After header: delta-seconds or an HTTP-date (a number means seconds);
-//	              an invalid value is recorded and ignored by the loop
-//	date          Date header, replacing the processor's clock ("" for none)
+//	retry_after   Retry-After header: delta-seconds or an HTTP-date (a number means seconds)
+//	date          Date header, replacing the processor's clock: an HTTP-date ("" for none)
+//	              within policy.max_clock_skew_ms of the fake clock between the start and
+//	              the deadline (see below)
 //	body_code     the body's error code: lock_timeout, idempotency_key_in_use,
-//	              idempotency_error, or a decline code (card_declined, insufficient_funds, ...)
+//	              idempotency_error, resource_missing, or a decline code (card_declined,
+//	              insufficient_funds, ...)
 //	replayed      true: Idempotent-Replayed, a stored answer for the key (final)
 //	should_retry  Stripe-Should-Retry: true or false, overriding the status
 //	timeout       true: sent, no answer within the attempt's timeout (it takes the whole timeout)
@@ -86,7 +108,8 @@
 //
 // Operation i arrives at i / rate_per_sec. An attempt that starts inside the
 // outage window [from_ms, to_ms) is answered with the outage's status
-// (default 503); any other is answered, at random with probability
+// (default 503), an error status the loop retries: 429 or 500 to 599; any
+// other is answered, at random with probability
 // error_rate, with that status (503 without an outage), and else 200, after
 // latency_ms (default 40). The draw for attempt n of operation i depends only
 // on the seed, i and n, so different policies meet the same faults.

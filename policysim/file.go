@@ -77,10 +77,12 @@ type Step struct {
 	Latency time.Duration
 
 	// RetryAfter is the raw Retry-After header [retry_after]: delta-seconds
-	// or an HTTP-date. An invalid value is recorded and ignored by the loop.
+	// or an HTTP-date (Parse refuses anything else).
 	RetryAfter string
 
-	// Date is the raw Date header [date]. When HasDate is false the answer
+	// Date is the raw Date header [date]: an HTTP-date within the policy's
+	// MaxClockSkew of the fake clock between the start and the deadline
+	// (Parse refuses anything else). When HasDate is false the answer
 	// carries the processor's clock (the fake clock plus ClockSkew) as an
 	// IMF-fixdate; a date set to "" sends no Date header.
 	Date    string
@@ -144,7 +146,8 @@ type Population struct {
 type Outage struct {
 	// From and To bound the window: From ≤ start < To [from_ms, to_ms].
 	From, To time.Duration
-	// Status is the answer's HTTP status [status]. Default 503.
+	// Status is the answer's HTTP status [status]: 429 or 500 to 599, an
+	// error the loop retries. Default 503.
 	Status int
 }
 

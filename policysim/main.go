@@ -14,6 +14,26 @@ import (
 // usage is the command line of the simulator.
 const usage = "usage: paygate simulate FILE [--json] [--seed N] [--svg OUT]"
 
+// fileHelp is what --help says of FILE after the usage line; the package
+// documentation has the whole format.
+const fileHelp = `
+FILE is one JSON object: "policy", "operation", "clock_skew_ms", and a
+"script" of the processor's answers to one operation or a "population" of
+operations (the format is in the policysim package documentation). An
+invalid FILE exits 2 with one line naming the field.
+
+The fake clock reads Mon, 02 Mar 2026 12:00:00 GMT when the simulation
+starts: write a step's HTTP-dates against it. A step's "retry_after" is
+delta-seconds or an HTTP-date; its "date" is an HTTP-date ("" for no Date
+header) that must lie within policy.max_clock_skew_ms (default 30000) of the
+fake clock between the start and the deadline (policy.deadline_ms), because
+the gateway corrects at most that much clock skew from a Date header; a
+clock_skew_ms beyond it is corrected only that far, as in the gateway. A
+population's outage status is an error status the loop retries: 429 or
+500 to 599.
+
+flags:`
+
 // Exit statuses of Main.
 const (
 	// ExitOK: the simulation ran and its output was written.
@@ -51,6 +71,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err := fs.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprintln(stdout, usage)
+				fmt.Fprintln(stdout, fileHelp)
 				fs.SetOutput(stdout)
 				fs.PrintDefaults()
 				return ExitOK

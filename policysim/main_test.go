@@ -42,6 +42,11 @@ func TestMainExitCodes(t *testing.T) {
 	invalid := writeFile(t, "invalid.json", `{"policy": {"base_ms": 0}, "script": [{"status": 200}]}`)
 	malformed := writeFile(t, "malformed.json", "{\n  \"script\": [,]\n}")
 	svgDir := t.TempDir()
+	badRetryAfter := writeFile(t, "retry-after.json", `{"script": [{"status": 429, "retry_after": "soon"}, {"status": 200}]}`)
+	badDate := writeFile(t, "date.json", `{"script": [{"status": 429, "retry_after": "30", "date": "yesterday"}]}`)
+	farDate := writeFile(t, "far-date.json", `{"script": [{"status": 429, "retry_after": "Mon, 02 Mar 2026 13:00:23 GMT", "date": "Mon, 02 Mar 2026 13:00:20 GMT"}, {"status": 200}]}`)
+	okOutage := writeFile(t, "outage.json", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"from_ms": 0, "to_ms": 100, "status": 200}}}`)
+	busy := writeFile(t, "busy.json", `{"policy": {"max_attempts": 2}, "script": [{"status": 409, "body_code": "lock_timeout"}]}`)
 	tests := []struct {
 		name       string
 		args       []string
@@ -55,6 +60,12 @@ func TestMainExitCodes(t *testing.T) {
 		{"flag with equals", []string{example, "--seed=3"}, ExitOK, "", "result: succeeded"},
 		{"svg", []string{example, "--svg", filepath.Join(svgDir, "one.svg")}, ExitOK, "", "result: succeeded"},
 		{"help", []string{"--help"}, ExitOK, "", "usage: paygate simulate FILE"},
+		{"help on the date bound", []string{"--help"}, ExitOK, "", "within policy.max_clock_skew_ms"},
+		{"busy to the end", []string{busy, "--json"}, ExitOK, "", `"result": "pending"`},
+		{"retry_after not seconds or a date", []string{badRetryAfter}, ExitUsage, "paygate simulate: script[0].retry_after: " + retryAfterProblem + `; got "soon"`, ""},
+		{"date not an HTTP-date", []string{badDate}, ExitUsage, `paygate simulate: script[0].date: must be an HTTP-date such as "Mon, 02 Mar 2026 12:00:00 GMT" (or "" for no Date header); got "yesterday"`, ""},
+		{"date far from the fake clock", []string{farDate, "--json"}, ExitUsage, "", ""},
+		{"outage answering 200", []string{okOutage}, ExitUsage, "paygate simulate: population.outage.status: must be an error status the loop retries: 429, or 500 to 599; got 200", ""},
 		{"invalid file", []string{invalid}, ExitUsage, "paygate simulate: policy.base_ms: must be a positive integer", ""},
 		{"malformed file", []string{"--json", malformed}, ExitUsage, "paygate simulate: line 2, column 14: invalid character ',' looking for beginning of value", ""},
 		{"no file", nil, ExitUsage, "paygate simulate: want exactly one FILE, got 0 (" + usage + ")", ""},

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/retry"
@@ -100,7 +102,7 @@ func parseFile(o *object) (*File, error) {
 	case !hasScript && !hasPopulation:
 		return nil, fieldError(o.path("script"), "required: give script (one operation) or population (many)")
 	case hasScript:
-		f.Script, err = parseScript(o)
+		f.Script, err = parseScript(o, f.Policy)
 	default:
 		f.Population, err = parsePopulation(o)
 	}
@@ -287,7 +289,7 @@ func parseOperation(top *object) (Operation, error) {
 	return op, nil
 }
 
-func parseScript(top *object) ([]Step, error) {
+func parseScript(top *object, policy retry.Policy) ([]Step, error) {
 	list, ok := top.m["script"].([]any)
 	if !ok || len(list) == 0 {
 		return nil, fieldError(top.path("script"), "must be a non-empty array of steps")
@@ -297,7 +299,7 @@ func parseScript(top *object) ([]Step, error) {
 	}
 	steps := make([]Step, len(list))
 	for i, v := range list {
-		s, err := parseStep(top.path("script")+"["+strconv.Itoa(i)+"]", v)
+		s, err := parseStep(top.path("script")+"["+strconv.Itoa(i)+"]", v, policy)
 		if err != nil {
 			return nil, err
 		}
@@ -306,7 +308,7 @@ func parseScript(top *object) ([]Step, error) {
 	return steps, nil
 }
 
-func parseStep(path string, v any) (Step, error) {
+func parseStep(path string, v any, policy retry.Policy) (Step, error) {
 	var s Step
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -362,7 +364,7 @@ func parseStep(path string, v any) (Step, error) {
 		return s, err
 	}
 	if _, s.HasDate = o.m["date"]; s.HasDate {
-		if s.Date, err = o.str("date", maxString, ""); err != nil {
+		if s.Date, err = o.date("date", policy); err != nil {
 			return s, err
 		}
 	}
@@ -445,9 +447,13 @@ func parseOutage(population *object, v any) (*Outage, error) {
 	if out.To <= out.From {
 		return nil, fieldError(o.path("to_ms"), "must be greater than from_ms")
 	}
-	status, err := o.integer("status", 200, 599, int64(out.Status), "must be an HTTP status from 200 to 599")
+	const problem = "must be an error status the loop retries: 429, or 500 to 599"
+	status, err := o.integer("status", 200, 599, int64(out.Status), problem)
 	if err != nil {
 		return nil, err
+	}
+	if status != 429 && status < 500 {
+		return nil, fieldError(o.path("status"), "%s; got %d", problem, status)
 	}
 	out.Status = int(status)
 	return out, nil
@@ -607,19 +613,108 @@ func (o *object) str(name string, limit int, def string) (string, error) {
 	return s, nil
 }
 
-// retryAfter returns a Retry-After header value: a string taken as it is,
-// or a non-negative integer taken as delta-seconds.
+// retryAfter returns a Retry-After header value: a string that is
+// delta-seconds or an HTTP-date, as the loop reads it
+// (retry.ParseRetryAfter), or a non-negative integer taken as
+// delta-seconds.
 func (o *object) retryAfter(name string) (string, error) {
 	v, ok := o.m[name]
 	if !ok {
 		return "", nil
 	}
+	const problem = "must be delta-seconds (a whole number, or a string of digits) or an HTTP-date such as \"Mon, 02 Mar 2026 12:00:30 GMT\""
 	if _, isNum := v.(json.Number); isNum {
-		n, err := o.integer(name, 0, math.MaxInt32, 0, "must be a header value (a string) or whole seconds")
+		n, err := o.integer(name, 0, math.MaxInt32, 0, problem)
 		return strconv.FormatInt(n, 10), err
 	}
 	if _, isStr := v.(string); !isStr {
-		return "", fieldError(o.path(name), "must be a header value (a string) or whole seconds")
+		return "", fieldError(o.path(name), "%s", problem)
 	}
-	return o.str(name, maxString, "")
+	s, err := o.str(name, maxString, "")
+	if err != nil {
+		return "", err
+	}
+	if _, err := retry.ParseRetryAfter(s, "", origin, 0); err != nil {
+		return "", fieldError(o.path(name), "%s; got %q", problem, clip(s))
+	}
+	return s, nil
+}
+
+// date returns a Date header value: "" for none, or an HTTP-date close
+// enough to the fake clock for the loop to use it. The loop moves its clock
+// by at most policy.MaxClockSkew toward an answer's Date
+// (retry.ParseRetryAfter), so a date further than that from the fake clock
+// at every moment an answer can come (from the start to the deadline) would
+// be used only in part, whatever the run: it is refused, naming the bound.
+func (o *object) date(name string, policy retry.Policy) (string, error) {
+	s, err := o.str(name, maxString, "")
+	if err != nil || s == "" {
+		return s, err
+	}
+	at, ok := httpDate(s)
+	if !ok {
+		return "", fieldError(o.path(name), "must be an HTTP-date such as \"Mon, 02 Mar 2026 12:00:00 GMT\" (or \"\" for no Date header); got %q", clip(s))
+	}
+	earliest := origin.Add(-policy.MaxClockSkew)
+	latest := origin.Add(policy.Deadline).Add(policy.MaxClockSkew)
+	if at.Before(earliest) || at.After(latest) {
+		return "", fieldError(o.path(name), "%s is %s, more than policy.max_clock_skew_ms (%d ms) from the fake clock at any answer "+
+			"(it reads %s at the start and %s at the deadline): the gateway corrects at most that much clock skew from a Date header, "+
+			"so write dates against the fake clock, or skew the processor's clock with clock_skew_ms",
+			clip(s), offset(at), policy.MaxClockSkew.Milliseconds(),
+			origin.Format(http.TimeFormat), origin.Add(policy.Deadline).Format(http.TimeFormat))
+	}
+	return s, nil
+}
+
+// offset says how far t is from the fake clock's start: "1h0m20s after
+// the start", "5s before the start".
+func offset(t time.Time) string {
+	if d := t.Sub(origin); d >= 0 {
+		return d.String() + " after the start"
+	}
+	return origin.Sub(t).String() + " before the start"
+}
+
+// HTTP-date layouts of RFC 9110 section 5.6.7, as the loop reads them.
+const (
+	layoutIMFFixdate = "Mon, 02 Jan 2006 15:04:05 GMT"
+	layoutRFC850     = "Monday, 02-Jan-06 15:04:05 GMT"
+	layoutASCTime    = "Mon Jan _2 15:04:05 2006"
+)
+
+// httpDate parses an HTTP-date exactly as the retry loop reads a Date
+// header (retry.ParseRetryAfter): IMF-fixdate, RFC 850 or asctime, with
+// optional spaces and tabs around it; a two-digit RFC 850 year is taken as
+// the one at most 50 years after the fake clock's year.
+func httpDate(s string) (time.Time, bool) {
+	s = strings.Trim(s, " \t")
+	if s == "" {
+		return time.Time{}, false
+	}
+	if t, err := time.Parse(layoutIMFFixdate, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(layoutASCTime, s); err == nil {
+		return t, true
+	}
+	t, err := time.Parse(layoutRFC850, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	ref := origin.Year()
+	year := ref - ref%100 + t.Year()%100
+	if year > ref+50 {
+		year -= 100
+	}
+	return time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC), true
+}
+
+// clip bounds a value quoted in an error message.
+func clip(s string) string {
+	const limit = 64
+	if len(s) > limit {
+		return s[:limit] + "..."
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -106,6 +107,15 @@ func TestParseStep(t *testing.T) {
 		{"refused with latency", `{"refused": true, "latency_ms": 5}`, Step{Refused: true, Latency: 5 * time.Millisecond}},
 		{"replayed code", `{"status": 500, "replayed": true, "body_code": "api_error"}`, Step{Status: 500, Replayed: true, BodyCode: "api_error"}},
 		{"integral float", `{"status": 2e2}`, Step{Status: 200}},
+		{"date retry_after", `{"status": 503, "retry_after": "Mon, 02 Mar 2026 12:00:33 GMT", "date": "Mon, 02 Mar 2026 12:00:30 GMT"}`,
+			Step{Status: 503, RetryAfter: "Mon, 02 Mar 2026 12:00:33 GMT", Date: "Mon, 02 Mar 2026 12:00:30 GMT", HasDate: true}},
+		{"date at the bound before the start", `{"status": 503, "date": "Mon, 02 Mar 2026 11:59:30 GMT"}`,
+			Step{Status: 503, Date: "Mon, 02 Mar 2026 11:59:30 GMT", HasDate: true}},
+		{"date at the bound after the deadline", `{"status": 503, "date": "Mon, 02 Mar 2026 12:00:38 GMT"}`,
+			Step{Status: 503, Date: "Mon, 02 Mar 2026 12:00:38 GMT", HasDate: true}},
+		{"obsolete date forms", `{"status": 503, "retry_after": " Mon Mar  2 12:00:05 2026 ", "date": "Monday, 02-Mar-26 12:00:01 GMT"}`,
+			Step{Status: 503, RetryAfter: " Mon Mar  2 12:00:05 2026 ", Date: "Monday, 02-Mar-26 12:00:01 GMT", HasDate: true}},
+		{"retry_after digits", `{"status": 429, "retry_after": "0030"}`, Step{Status: 429, RetryAfter: "0030"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,8 +175,25 @@ func TestParseInvalid(t *testing.T) {
 		{"unknown step field", withScript("", `[{"status": 200, "delay_ms": 5}]`), "script[0].delay_ms: unknown field"},
 		{"timeout and refused", withScript("", `[{"timeout": true, "refused": true}]`), "script[0].refused: must not be combined with timeout"},
 		{"status with timeout", withScript("", `[{"timeout": true, "status": 503}]`), "script[0].status: not allowed in a step without an answer (timeout)"},
-		{"retry_after bool", withScript("", `[{"status": 429, "retry_after": true}]`), "script[0].retry_after: must be a header value (a string) or whole seconds"},
-		{"retry_after negative", withScript("", `[{"status": 429, "retry_after": -3}]`), "script[0].retry_after: must be a header value (a string) or whole seconds"},
+		{"retry_after bool", withScript("", `[{"status": 429, "retry_after": true}]`), "script[0].retry_after: " + retryAfterProblem},
+		{"retry_after negative", withScript("", `[{"status": 429, "retry_after": -3}]`), "script[0].retry_after: " + retryAfterProblem},
+		{"retry_after words", withScript("", `[{"status": 429, "retry_after": "soon"}]`), "script[0].retry_after: " + retryAfterProblem + `; got "soon"`},
+		{"retry_after empty", withScript("", `[{"status": 429, "retry_after": ""}]`), "script[0].retry_after: " + retryAfterProblem + `; got ""`},
+		{"retry_after signed", withScript("", `[{"status": 429, "retry_after": "+30"}]`), "script[0].retry_after: " + retryAfterProblem + `; got "+30"`},
+		{"retry_after fraction", withScript("", `[{"status": 429, "retry_after": "1.5"}]`), "script[0].retry_after: " + retryAfterProblem + `; got "1.5"`},
+		{"retry_after date without zone", withScript("", `[{"status": 503, "retry_after": "Mon, 02 Mar 2026 12:00:30"}]`), "script[0].retry_after: " + retryAfterProblem + `; got "Mon, 02 Mar 2026 12:00:30"`},
+		{"date words", withScript("", `[{"status": 429, "date": "yesterday"}]`), `script[0].date: must be an HTTP-date such as "Mon, 02 Mar 2026 12:00:00 GMT" (or "" for no Date header); got "yesterday"`},
+		{"date seconds", withScript("", `[{"status": 429, "date": "30"}]`), `script[0].date: must be an HTTP-date such as "Mon, 02 Mar 2026 12:00:00 GMT" (or "" for no Date header); got "30"`},
+		{"date number", withScript("", `[{"status": 429, "date": 30}]`), "script[0].date: must be a string"},
+		{"date an hour ahead", withScript("", `[{"status": 429, "retry_after": "Mon, 02 Mar 2026 13:00:23 GMT", "date": "Mon, 02 Mar 2026 13:00:20 GMT"}]`),
+			"script[0].date: Mon, 02 Mar 2026 13:00:20 GMT is 1h0m20s after the start, more than policy.max_clock_skew_ms (30000 ms) from the fake clock at any answer (it reads Mon, 02 Mar 2026 12:00:00 GMT at the start and Mon, 02 Mar 2026 12:00:08 GMT at the deadline): " +
+				"the gateway corrects at most that much clock skew from a Date header, so write dates against the fake clock, or skew the processor's clock with clock_skew_ms"},
+		{"date beyond the bound after the deadline", withScript(`"policy": {"max_clock_skew_ms": 1000, "deadline_ms": 2000},`, `[{"status": 503, "date": "Mon, 02 Mar 2026 12:00:04 GMT"}]`),
+			"script[0].date: Mon, 02 Mar 2026 12:00:04 GMT is 4s after the start, more than policy.max_clock_skew_ms (1000 ms) from the fake clock at any answer (it reads Mon, 02 Mar 2026 12:00:00 GMT at the start and Mon, 02 Mar 2026 12:00:02 GMT at the deadline): " +
+				"the gateway corrects at most that much clock skew from a Date header, so write dates against the fake clock, or skew the processor's clock with clock_skew_ms"},
+		{"date beyond the bound before the start", withScript(`"policy": {"max_clock_skew_ms": 0},`, `[{"status": 503, "date": "Mon, 02 Mar 2026 11:59:59 GMT"}]`),
+			"script[0].date: Mon, 02 Mar 2026 11:59:59 GMT is 1s before the start, more than policy.max_clock_skew_ms (0 ms) from the fake clock at any answer (it reads Mon, 02 Mar 2026 12:00:00 GMT at the start and Mon, 02 Mar 2026 12:00:08 GMT at the deadline): " +
+				"the gateway corrects at most that much clock skew from a Date header, so write dates against the fake clock, or skew the processor's clock with clock_skew_ms"},
 		{"long body code", withScript("", `[{"status": 400, "body_code": "`+strings.Repeat("x", 300)+`"}]`), "script[0].body_code: must be at most 256 bytes"},
 		{"missing operations", `{"population": {"rate_per_sec": 10}}`, "population.operations: required"},
 		{"zero operations", `{"population": {"operations": 0, "rate_per_sec": 10}}`, "population.operations: must be a positive integer"},
@@ -175,7 +202,11 @@ func TestParseInvalid(t *testing.T) {
 		{"error rate above 1", `{"population": {"operations": 10, "rate_per_sec": 10, "error_rate": 1.5}}`, "population.error_rate: must be a number from 0 up to 1"},
 		{"outage backwards", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"from_ms": 500, "to_ms": 100}}}`, "population.outage.to_ms: must be greater than from_ms"},
 		{"outage without end", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"from_ms": 500}}}`, "population.outage.to_ms: required"},
-		{"outage bad status", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"to_ms": 100, "status": 0}}}`, "population.outage.status: must be an HTTP status from 200 to 599"},
+		{"outage bad status", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"to_ms": 100, "status": 0}}}`, "population.outage.status: must be an error status the loop retries: 429, or 500 to 599"},
+		{"outage 200", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"to_ms": 100, "status": 200}}}`, "population.outage.status: must be an error status the loop retries: 429, or 500 to 599; got 200"},
+		{"outage 404", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"to_ms": 100, "status": 404}}}`, "population.outage.status: must be an error status the loop retries: 429, or 500 to 599; got 404"},
+		{"outage 402", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"to_ms": 100, "status": 402}}}`, "population.outage.status: must be an error status the loop retries: 429, or 500 to 599; got 402"},
+		{"outage 600", `{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"to_ms": 100, "status": 600}}}`, "population.outage.status: must be at most 599"},
 		{"unknown population field", `{"population": {"operations": 10, "rate_per_sec": 10, "ops": 3}}`, "population.ops: unknown field"},
 		{"malformed", "{\n  \"script\": [\n    {\"status\": 200,}\n  ]\n}", "line 3, column 20: invalid character '}' looking for beginning of object key string"},
 		{"truncated", `{"script": [`, "line 1, column 13: unexpected end of JSON input"},
@@ -198,6 +229,9 @@ func TestParseInvalid(t *testing.T) {
 	}
 }
 
+// retryAfterProblem is the problem of an invalid retry_after.
+const retryAfterProblem = `must be delta-seconds (a whole number, or a string of digits) or an HTTP-date such as "Mon, 02 Mar 2026 12:00:30 GMT"`
+
 // namesFieldOrPosition matches a FileError message: a field path or a
 // position, then the problem.
 var namesFieldOrPosition = regexp.MustCompile(`^(?s)(([a-z0-9_]+(\[[0-9]+\])?\.)*([a-z0-9_]+(\[[0-9]+\])?|".*")|line [0-9]+, column [0-9]+): .+`)
@@ -209,6 +243,11 @@ func FuzzParse(f *testing.F) {
 		withScript(`"operation": {"method": "GET", "cancel_at_ms": 5}, "clock_skew_ms": -300,`, `[{"status": 429, "retry_after": "Mon, 02 Mar 2026 12:00:03 GMT", "date": ""}]`),
 		`{"population": {"operations": 10, "rate_per_sec": 5, "outage": {"from_ms": 0, "to_ms": 100, "status": 502}, "error_rate": 0.5}}`,
 		`{"script": [{"status": 1e400}]}`,
+		withScript("", `[{"status": 429, "retry_after": "soon", "date": "yesterday"}]`),
+		withScript("", `[{"status": 429, "retry_after": "Mon, 02 Mar 2026 13:00:23 GMT", "date": "Mon, 02 Mar 2026 13:00:20 GMT"}]`),
+		withScript("", `[{"status": 503, "retry_after": "Mon Mar  2 12:00:05 2026", "date": "Monday, 02-Mar-26 12:00:01 GMT"}]`),
+		withScript("", `[{"status": 409, "body_code": "lock_timeout", "should_retry": true, "replayed": false}]`),
+		`{"population": {"operations": 10, "rate_per_sec": 10, "outage": {"from_ms": 0, "to_ms": 100, "status": 200}}}`,
 		`{"script": [{"status": 200}], "description": "\ud800"}`,
 		`[]`, `{`, `{"a":1}`, `null`, ``,
 	}
@@ -236,6 +275,27 @@ func FuzzParse(f *testing.F) {
 		if (file.Script == nil) == (file.Population == nil) {
 			t.Fatalf("got script %v and population %v, want exactly one", file.Script, file.Population)
 		}
+		for i, s := range file.Script {
+			// What the loop reads of a step is what the file meant.
+			if s.RetryAfter != "" {
+				if _, err := retry.ParseRetryAfter(s.RetryAfter, "", origin, 0); err != nil {
+					t.Fatalf("script[%d].retry_after %q: accepted, but the loop refuses it: %v", i, s.RetryAfter, err)
+				}
+			}
+			if s.Date != "" {
+				at, ok := httpDate(s.Date)
+				if !ok {
+					t.Fatalf("script[%d].date %q: accepted, but not an HTTP-date", i, s.Date)
+				}
+				bound := file.Policy.MaxClockSkew
+				if at.Before(origin.Add(-bound)) || at.After(origin.Add(file.Policy.Deadline+bound)) {
+					t.Fatalf("script[%d].date %q: accepted, but beyond max_clock_skew_ms of every answer", i, s.Date)
+				}
+			}
+		}
+		if p := file.Population; p != nil && p.Outage != nil && p.Outage.Status != 429 && p.Outage.Status < 500 {
+			t.Fatalf("population.outage.status %d: accepted, want 429 or 5xx", p.Outage.Status)
+		}
 		if err := file.Policy.Validate(); err != nil {
 			t.Fatalf("a parsed policy: got Validate error %v, want nil", err)
 		}
@@ -252,6 +312,43 @@ func FuzzParse(f *testing.F) {
 		}
 		if err := out.WriteSVG(io.Discard); err != nil {
 			t.Fatalf("WriteSVG: got error %v, want nil", err)
+		}
+	})
+}
+
+// FuzzHTTPDate: httpDate reads a Date header exactly as the retry loop does:
+// what it accepts, retry.ParseRetryAfter accepts as an HTTP-date, at the
+// same instant, and the reverse.
+func FuzzHTTPDate(f *testing.F) {
+	for _, s := range []string{
+		"Mon, 02 Mar 2026 12:00:00 GMT", "Monday, 02-Mar-26 12:00:01 GMT", "Mon Mar  2 12:00:05 2026",
+		" Mon, 02 Mar 2026 13:00:20 GMT\t", "Sunday, 06-Nov-94 08:49:37 GMT", "Tuesday, 02-Mar-77 12:00:00 GMT",
+		"yesterday", "30", "", "Mon, 02 Mar 2026 12:00:00 UTC", "Mon, 31 Feb 2026 12:00:00 GMT",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		at, ok := httpDate(s)
+		trimmed := strings.Trim(s, " \t")
+		if trimmed != "" && trimmed[0] >= '0' && trimmed[0] <= '9' {
+			// The loop reads a leading digit as delta-seconds, never a date.
+			if ok {
+				t.Fatalf("httpDate(%q): got a date, want none for digits", s)
+			}
+			return
+		}
+		// Measured from long before: ParseRetryAfter answers the wait from
+		// a Date header a day before the fake clock's start.
+		dayBefore := origin.Add(-24 * time.Hour).Format(http.TimeFormat)
+		wait, err := retry.ParseRetryAfter(s, dayBefore, origin, 24*time.Hour)
+		if ok != (err == nil) {
+			t.Fatalf("httpDate(%q): got ok %v, but the loop's parser says %v", s, ok, err)
+		}
+		// (Within a century: the wait saturates some 292 years ahead.)
+		if ok && !at.Before(origin.Add(-24*time.Hour)) && at.Before(origin.AddDate(100, 0, 0)) {
+			if want := origin.Add(-24 * time.Hour).Add(wait); !at.Equal(want) {
+				t.Fatalf("httpDate(%q): got %v, want the loop's %v", s, at, want)
+			}
 		}
 	})
 }

@@ -28,7 +28,7 @@ func TestPopulationCounts(t *testing.T) {
 		{"outage", `{"population": {"operations": 3000, "rate_per_sec": 50, "outage": {"from_ms": 10000, "to_ms": 30000}}}`},
 		{"errors", `{"population": {"operations": 3000, "rate_per_sec": 200, "error_rate": 0.3}}`},
 		{"timeouts", `{"policy": {"attempt_timeout_ms": 1000}, "population": {"operations": 500, "rate_per_sec": 20, "latency_ms": 1500}}`},
-		{"declines", `{"population": {"operations": 500, "rate_per_sec": 20, "error_rate": 0.5, "outage": {"from_ms": 0, "to_ms": 1, "status": 402}}}`},
+		{"rate limits", `{"population": {"operations": 500, "rate_per_sec": 20, "error_rate": 0.5, "outage": {"from_ms": 0, "to_ms": 1, "status": 429}}}`},
 		{"reads", `{"operation": {"method": "GET"}, "population": {"operations": 500, "rate_per_sec": 20, "error_rate": 0.5, "outage": {"from_ms": 0, "to_ms": 1, "status": 500}}}`},
 		{"callers give up", `{"operation": {"cancel_at_ms": 300}, "population": {"operations": 500, "rate_per_sec": 20, "error_rate": 0.5}}`},
 	}
@@ -74,8 +74,12 @@ func TestPopulationOutcomes(t *testing.T) {
 	t.Parallel()
 	t.Run("declines never open the breaker or spend the budget", func(t *testing.T) {
 		t.Parallel()
-		s := mustPopulation(t, mustParse(t, `{"population": {"operations": 2000, "rate_per_sec": 100,
-			"outage": {"from_ms": 0, "to_ms": 100000, "status": 402}}}`), DefaultSeed)
+		// A file's outage answers an error status; a wave of declines is
+		// built here directly.
+		f := mustParse(t, `{"population": {"operations": 2000, "rate_per_sec": 100,
+			"outage": {"from_ms": 0, "to_ms": 100000}}}`)
+		f.Population.Outage.Status = 402
+		s := mustPopulation(t, f, DefaultSeed)
 		if s.Declined != s.Operations || s.Attempts != s.Operations {
 			t.Errorf("got %d declined in %d attempts, want %d in %d", s.Declined, s.Attempts, s.Operations, s.Operations)
 		}

@@ -170,7 +170,13 @@ func writePolicy(w io.Writer, f *File) {
 		fmt.Fprintf(w, "breaker: none\n")
 	}
 	if f.ClockSkew != 0 {
-		fmt.Fprintf(w, "processor clock: %+d ms from ours\n", f.ClockSkew.Milliseconds())
+		fmt.Fprintf(w, "processor clock: %+d ms from ours", f.ClockSkew.Milliseconds())
+		if f.ClockSkew > p.MaxClockSkew || -f.ClockSkew > p.MaxClockSkew {
+			// As in the gateway: a Date header moves the loop's clock by at
+			// most MaxClockSkew.
+			fmt.Fprintf(w, " (the loop corrects at most %s of it: max_clock_skew_ms)", ms(p.MaxClockSkew))
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ var scriptFiles = map[string]string{
 	"read timeouts":   `{"operation": {"method": "GET"}, "script": [{"timeout": true}, {"status": 500}, {"status": 200, "latency_ms": 5}]}`,
 	"tight budget":    `{"policy": {"budget": {"burst": 1, "min_per_sec": 0, "ratio": 0}}, "script": [{"status": 502, "latency_ms": 10}]}`,
 	"no guards":       `{"policy": {"budget": null, "breaker": null, "max_attempts": 10}, "script": [{"refused": true, "latency_ms": 3}]}`,
-	"invalid header":  `{"script": [{"status": 429, "retry_after": "soon"}, {"status": 200}]}`,
+	"asctime date":    `{"script": [{"status": 429, "retry_after": "Mon Mar  2 12:00:02 2026", "date": "Monday, 02-Mar-26 11:59:59 GMT"}, {"status": 200}]}`,
 	"retry-after cap": `{"policy": {"retry_after_cap_ms": 1000}, "script": [{"status": 503, "retry_after": "2"}, {"status": 200}]}`,
 	"busy":            `{"script": [{"status": 409, "body_code": "idempotency_key_in_use", "latency_ms": 10}, {"status": 200}]}`,
 }
@@ -339,5 +340,91 @@ func TestCancelDuringAttempt(t *testing.T) {
 				t.Errorf("stop: got %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// TestBusyIsRetriedAndUncertain: a 409 (the processor's answer to a
+// concurrent request under the same key, whatever its body code) and a 429
+// lock_timeout are retried under the same key after the busy wait, as the
+// gateway retries them, and a loop that ends on one is pending: the earlier
+// request may be executing.
+func TestBusyIsRetriedAndUncertain(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		file     string
+		result   string
+		attempts int
+	}{
+		{"409 then 200", `{"script": [{"status": 409, "latency_ms": 10}, {"status": 200}]}`, "succeeded", 2},
+		{"409 lock_timeout then 200", `{"script": [{"status": 409, "body_code": "lock_timeout"}, {"status": 200}]}`, "succeeded", 2},
+		{"409 to the last attempt", `{"policy": {"max_attempts": 3}, "script": [{"status": 409, "latency_ms": 10}]}`, "pending", 3},
+		{"409 lock_timeout to the last attempt", `{"policy": {"max_attempts": 2}, "script": [{"status": 409, "body_code": "lock_timeout"}]}`, "pending", 2},
+		{"409 should_retry false", `{"script": [{"status": 409, "should_retry": false}]}`, "pending", 1},
+		{"429 lock_timeout to the deadline", `{"policy": {"deadline_ms": 1000, "max_attempts": 100, "budget": null, "breaker": null}, "script": [{"status": 429, "body_code": "lock_timeout", "latency_ms": 100}]}`, "pending", 0},
+		{"409 on a read to the last attempt", `{"operation": {"method": "GET"}, "policy": {"max_attempts": 2}, "script": [{"status": 409}]}`, "failed:max_attempts", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tl := mustScript(t, mustParse(t, tt.file), DefaultSeed)
+			if got := tl.Result(); got != tt.result {
+				t.Errorf("result: got %s, want %s", got, tt.result)
+			}
+			lines := tl.Attempts()
+			if tt.attempts > 0 && len(lines) != tt.attempts {
+				t.Errorf("attempts: got %d, want %d", len(lines), tt.attempts)
+			}
+			if len(lines) < 2 && tt.attempts != 1 {
+				t.Errorf("attempts: got %d, want the busy answer retried", len(lines))
+			}
+			busyWait := retry.DefaultPolicy().BusyWait.Milliseconds()
+			if len(lines) > 1 && !tl.File.Operation.Read() && lines[0].DelayMs < busyWait {
+				t.Errorf("delay after the busy answer: got %d ms, want at least the busy wait %d ms", lines[0].DelayMs, busyWait)
+			}
+			if len(tl.Keys) > 1 {
+				t.Errorf("keys: got %v, want one key for every attempt", tl.Keys)
+			}
+		})
+	}
+}
+
+// TestSkewBeyondTheBoundIsShown: a processor clock further off than
+// policy.max_clock_skew_ms is corrected only that far, as in the gateway,
+// and the text output says so instead of leaving it silent.
+func TestSkewBeyondTheBoundIsShown(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		file string
+		want string // a line of the text output
+	}{
+		{"within", `{"clock_skew_ms": 20000, "script": [{"status": 200}]}`, "processor clock: +20000 ms from ours\n"},
+		{"beyond", `{"clock_skew_ms": 3600000, "script": [{"status": 200}]}`,
+			"processor clock: +3600000 ms from ours (the loop corrects at most 30000 ms of it: max_clock_skew_ms)\n"},
+		{"beyond, behind", `{"policy": {"max_clock_skew_ms": 1000}, "clock_skew_ms": -2000, "script": [{"status": 200}]}`,
+			"processor clock: -2000 ms from ours (the loop corrects at most 1000 ms of it: max_clock_skew_ms)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			text, _, _ := outputs(t, mustScript(t, mustParse(t, tt.file), DefaultSeed))
+			if !strings.Contains(text, tt.want) {
+				t.Errorf("text: got\n%s\nwant the line %q", text, tt.want)
+			}
+		})
+	}
+}
+
+// TestDateWithinTheBoundIsUsed: a Date header within the bound corrects
+// the skew of an HTTP-date Retry-After, so the wait is the distance between
+// the two dates (the reported case, written against the fake clock).
+func TestDateWithinTheBoundIsUsed(t *testing.T) {
+	t.Parallel()
+	f := mustParse(t, `{"script": [{"status": 429, "retry_after": "Mon, 02 Mar 2026 12:00:23 GMT",
+		"date": "Mon, 02 Mar 2026 12:00:20 GMT"}, {"status": 200}]}`)
+	l := mustScript(t, f, DefaultSeed).Attempts()[0]
+	if l.RetryAfterMs == nil || *l.RetryAfterMs != 3000 {
+		t.Errorf("retry_after_ms: got %v, want 3000", deref(l.RetryAfterMs))
 	}
 }

@@ -16,21 +16,63 @@ import (
 
 var merchantRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
+// keysCommands is the command line of keys without a valid subcommand.
+const keysCommands = "usage: paygate keys create|list|revoke ..."
+
+// keysUsage is the command line of each keys subcommand.
+var keysUsage = map[string]string{
+	"create": "usage: paygate keys create --merchant M --role checkout|operator|auditor",
+	"list":   "usage: paygate keys list [--merchant M]",
+	"revoke": "usage: paygate keys revoke ID",
+}
+
+// runKeys runs "paygate keys create|list|revoke". A command line it cannot use (an unknown
+// subcommand, a flag the subcommand does not take, an argument it does not expect) is a
+// *usageError with the subcommand's usage, refused before the database is opened.
 func runKeys(ctx context.Context, args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
-		return &usageError{"keys needs a subcommand: create, list or revoke"}
+		return &usageError{"keys needs a subcommand: create, list or revoke (" + keysCommands + ")"}
+	}
+	sub, args := args[0], args[1:]
+	usage, ok := keysUsage[sub]
+	if !ok {
+		return &usageError{fmt.Sprintf("unknown keys subcommand %q: want create, list or revoke (%s)", sub, keysCommands)}
+	}
+	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var merchant, role *string
+	if sub == "create" || sub == "list" {
+		merchant = fs.String("merchant", "", "merchant id")
+	}
+	if sub == "create" {
+		role = fs.String("role", "", "checkout, operator or auditor")
+	}
+	if err := fs.Parse(args); err != nil {
+		return &usageError{fmt.Sprintf("keys %s: %v (%s)", sub, err, usage)}
+	}
+	wantArgs := 0
+	if sub == "revoke" {
+		wantArgs = 1
+	}
+	switch {
+	case fs.NArg() > wantArgs:
+		return &usageError{fmt.Sprintf("keys %s: unexpected argument %q (%s)", sub, fs.Arg(wantArgs), usage)}
+	case fs.NArg() < wantArgs:
+		return &usageError{fmt.Sprintf("keys %s: needs a key id (%s)", sub, usage)}
+	}
+	var r apikey.Role
+	if sub == "create" {
+		if !merchantRE.MatchString(*merchant) {
+			return &usageError{"keys create needs --merchant of 1 to 64 letters, digits, '_', '.' or '-' (" + usage + ")"}
+		}
+		var err error
+		if r, err = apikey.ParseRole(*role); err != nil {
+			return &usageError{"keys create needs --role checkout, operator or auditor (" + usage + ")"}
+		}
 	}
 	cfg, err := loadConfig(getenv, true)
 	if err != nil {
 		return err
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	merchant := fs.String("merchant", "", "merchant id")
-	role := fs.String("role", "", "checkout, operator or auditor")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
 	}
 	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: 2})
 	if err != nil {
@@ -42,13 +84,6 @@ func runKeys(ctx context.Context, args []string, stdout io.Writer, getenv func(s
 	}
 	switch sub {
 	case "create":
-		if !merchantRE.MatchString(*merchant) {
-			return &usageError{"keys create needs --merchant of 1 to 64 letters, digits, '_', '.' or '-'"}
-		}
-		r, err := apikey.ParseRole(*role)
-		if err != nil {
-			return &usageError{"keys create needs --role checkout, operator or auditor"}
-		}
 		k, err := apikey.Generate()
 		if err != nil {
 			return err
@@ -75,9 +110,6 @@ func runKeys(ctx context.Context, args []string, stdout io.Writer, getenv func(s
 		}
 		return tw.Flush()
 	case "revoke":
-		if fs.NArg() != 1 {
-			return &usageError{"keys revoke takes one key id"}
-		}
 		err := db.RevokeKey(ctx, fs.Arg(0))
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("paygate: no key with id %q", fs.Arg(0))
@@ -87,5 +119,6 @@ func runKeys(ctx context.Context, args []string, stdout io.Writer, getenv func(s
 		}
 		return err
 	}
-	return &usageError{fmt.Sprintf("unknown keys subcommand %q", sub)}
+	// Unreachable: keysUsage names the subcommands handled above.
+	return fmt.Errorf("paygate: keys %s: not implemented", sub)
 }

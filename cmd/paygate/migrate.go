@@ -11,7 +11,7 @@ import (
 
 func runMigrate(ctx context.Context, args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) != 0 {
-		return &usageError{"migrate takes no arguments"}
+		return &usageError{fmt.Sprintf("migrate takes no arguments, got %q (usage: paygate migrate)", args[0])}
 	}
 	cfg, err := loadConfig(getenv, true)
 	if err != nil {

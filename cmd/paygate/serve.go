@@ -7,10 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/stripe/stripe-go/v76"
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
 
@@ -39,14 +42,29 @@ type serveHooks struct {
 	listening func(apiAddr, simAddr string)
 }
 
+// serveUsage is the command line of serve.
+const serveUsage = "usage: paygate serve, configured through the environment: see README"
+
+// runServe runs the gateway until ctx ends. It binds every listener it needs (PAYGATE_ADDR,
+// PAYGATE_SIM_ADDR with the built-in simulator, PAYGATE_DEBUG_ADDR when set) before it
+// starts any work, so that an address it cannot use is the only line it prints. A
+// configuration it cannot use is a *configError naming the variable; unexpected arguments a
+// *usageError.
 func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string, hooks *serveHooks) error {
 	if len(args) != 0 {
-		return &usageError{"serve takes no arguments; configure it through the environment"}
+		return &usageError{fmt.Sprintf("serve takes no arguments, got %q (%s)", args[0], serveUsage)}
 	}
 	cfg, err := loadConfig(getenv, true)
 	if err != nil {
 		return err
 	}
+	lns, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	// Each listener is closed when its server stops; closing it again here is harmless and
+	// frees it on every early return.
+	defer lns.close()
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync() //nolint:errcheck
 
@@ -74,13 +92,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSim()
 	if cfg.Processor == "sim" {
-		ln, err := net.Listen("tcp", cfg.SimAddr)
-		if err != nil {
-			return fmt.Errorf("paygate: PAYGATE_SIM_ADDR: %w", err)
-		}
-		simAddr = ln.Addr().String()
+		simAddr = lns.sim.Addr().String()
 		s := sim.New(sim.Config{SecretKey: simSecretKey, Logger: log.Named("sim")})
-		go func() { simDone <- s.Serve(simCtx, ln) }()
+		go func() { simDone <- s.Serve(simCtx, lns.sim) }()
 		baseURL, key = "http://"+simAddr, simSecretKey
 	} else {
 		close(simDone)
@@ -94,7 +108,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	account, err := proc.Account(acctCtx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("paygate: cannot reach the processor: %w", err)
+		return processorError(cfg, err)
 	}
 
 	reg := prometheus.NewRegistry()
@@ -184,10 +198,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
 		Registry: reg,
 	})
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("paygate: PAYGATE_ADDR: %w", err)
-	}
+	ln := lns.api
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -196,8 +207,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
-	if cfg.DebugAddr != "" {
-		startDebugServer(ctx, log, cfg.DebugAddr)
+	if lns.debug != nil {
+		startDebugServer(ctx, log, lns.debug)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -232,4 +243,95 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 	log.Info("paygate stopped")
 	return nil
+}
+
+// listeners are the addresses serve binds before it starts any work.
+type listeners struct {
+	api   net.Listener // PAYGATE_ADDR
+	sim   net.Listener // PAYGATE_SIM_ADDR, with the built-in simulator; nil otherwise
+	debug net.Listener // PAYGATE_DEBUG_ADDR when set; nil otherwise
+}
+
+// listen binds the listeners of cfg. It returns a *configError naming the variable of an
+// address that cannot be bound (in use, or not an address of this machine), having closed
+// the ones it bound.
+func listen(cfg config) (*listeners, error) {
+	l := &listeners{}
+	for _, b := range []struct {
+		name, addr string
+		dst        *net.Listener
+		want       bool
+	}{
+		{"PAYGATE_ADDR", cfg.Addr, &l.api, true},
+		{"PAYGATE_SIM_ADDR", cfg.SimAddr, &l.sim, cfg.Processor == "sim"},
+		{"PAYGATE_DEBUG_ADDR", cfg.DebugAddr, &l.debug, cfg.DebugAddr != ""},
+	} {
+		if !b.want {
+			continue
+		}
+		ln, err := net.Listen("tcp", b.addr)
+		if err != nil {
+			l.close()
+			return nil, &configError{b.name, fmt.Sprintf("cannot listen on %s: %v", b.addr, listenReason(err))}
+		}
+		*b.dst = ln
+	}
+	return l, nil
+}
+
+// listenReason is the system's reason a bind failed, without the "listen tcp ADDR:" the
+// message around it already says.
+func listenReason(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+func (l *listeners) close() {
+	for _, ln := range []net.Listener{l.api, l.sim, l.debug} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// processorError names the variable most likely at fault when the processor cannot be used
+// at start-up: STRIPE_SECRET_KEY when it refused the key (401, or 403 for a key without
+// access), STRIPE_API_BASE when it cannot be reached or does not answer as Stripe does
+// (PAYGATE_SIM_ADDR for the built-in simulator). The key never appears in the message.
+func processorError(cfg config, err error) error {
+	if cfg.Processor == "sim" {
+		return &configError{"PAYGATE_SIM_ADDR", fmt.Sprintf("the built-in processor simulator does not answer: %v", err)}
+	}
+	base := cfg.StripeAPIBase
+	if base == "" {
+		base = stripe.APIURL + " (the default)"
+	}
+	var (
+		se  *stripe.Error
+		ue  *url.Error
+		msg string
+	)
+	switch {
+	case errors.As(err, &se) && (se.HTTPStatusCode == http.StatusUnauthorized || se.HTTPStatusCode == http.StatusForbidden):
+		return &configError{"STRIPE_SECRET_KEY", fmt.Sprintf("the processor at %s refused the key (HTTP %d): %s",
+			base, se.HTTPStatusCode, hideKey(se.Msg, cfg.StripeKey))}
+	case errors.As(err, &se):
+		msg = fmt.Sprintf("the processor at %s answered HTTP %d: %s", base, se.HTTPStatusCode, se.Msg)
+	case errors.As(err, &ue):
+		msg = fmt.Sprintf("cannot reach the processor at %s: %v", base, ue.Err)
+	default:
+		msg = fmt.Sprintf("the processor at %s does not answer as a Stripe API does: %v", base, err)
+	}
+	return &configError{"STRIPE_API_BASE", hideKey(msg, cfg.StripeKey)}
+}
+
+// hideKey removes the secret key from a message, should a processor echo it.
+func hideKey(msg, key string) string {
+	if key == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, key, "[redacted]")
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/paygate/paygate/sim"
 )
 
+// simUsage is the command line of sim.
+const simUsage = "usage: paygate sim [--addr HOST:PORT] [--account ACCT]"
+
 // runSim runs the processor simulator alone, until ctx ends.
 func runSim(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
@@ -19,10 +22,10 @@ func runSim(ctx context.Context, args []string, stderr io.Writer, getenv func(st
 	addr := fs.String("addr", orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"), "HOST:PORT to listen on")
 	account := fs.String("account", "", "processor account id to answer (default: a new random acct_sim...)")
 	if err := fs.Parse(args); err != nil {
-		return &usageError{"sim: " + err.Error()}
+		return &usageError{fmt.Sprintf("sim: %v (%s)", err, simUsage)}
 	}
 	if fs.NArg() != 0 {
-		return &usageError{"sim takes no arguments besides --addr and --account"}
+		return &usageError{fmt.Sprintf("sim takes no arguments besides --addr and --account, got %q (%s)", fs.Arg(0), simUsage)}
 	}
 	if err := checkAddr("--addr", *addr); err != nil {
 		return err
