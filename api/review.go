@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
@@ -39,6 +40,7 @@ type reviewHandlers struct {
 	charges Charges
 	review  Review
 	recon   Reconciler
+	caps    decline.Caps // the network caps a manual decline's verdict is decided under
 }
 
 type reviewJSON struct {
@@ -164,7 +166,7 @@ func (h *reviewHandlers) resolve(c echo.Context) error {
 	}
 	ch, err := h.review.ManualResolve(c.Request().Context(), store.ManualResolution{
 		MerchantID: p.MerchantID, ChargeID: id, Outcome: outcome, Note: note,
-		Actor: "operator:" + p.KeyID, Within: resolveWindow,
+		Actor: "operator:" + p.KeyID, Within: resolveWindow, Caps: h.caps,
 	})
 	switch {
 	case errors.Is(err, charge.ErrNotFound):

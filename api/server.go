@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/console"
+	"github.com/paygate/paygate/decline"
 )
 
 // Charges is what the charges API needs from the charge engine.
@@ -24,15 +25,18 @@ type Charges interface {
 
 // Config is what the HTTP interface is built from.
 type Config struct {
-	Log      *zap.Logger
-	Auth     Authenticator
-	Ready    Readiness
-	Charges  Charges
-	Jobs     DeadLetters
-	Review   Review
-	Recon    Reconciler
-	Reports  Reports
-	Limits   charge.Limits
+	Log     *zap.Logger
+	Auth    Authenticator
+	Ready   Readiness
+	Charges Charges
+	Jobs    DeadLetters
+	Review  Review
+	Recon   Reconciler
+	Reports Reports
+	Limits  charge.Limits
+	// Caps are the network caps a manual decline's verdict on the card is decided under
+	// (zero fields: the defaults).
+	Caps     decline.Caps
 	Registry *prometheus.Registry // metrics registry served on /metrics
 	Gatherer prometheus.Gatherer  // defaults to Registry
 }
@@ -74,7 +78,7 @@ func New(cfg Config) *echo.Echo {
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)
 	v1.POST("/jobs/:id/replay", jh.replay, operator)
-	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon}
+	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon, caps: cfg.Caps}
 	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)

@@ -64,8 +64,9 @@ func (f *fakeCharges) Reattempt(context.Context, charge.ReattemptParams) (charge
 
 // fakeReview is an empty review queue whose charges always need a reconciliation first.
 type fakeReview struct {
-	mu     sync.Mutex
-	limits []int
+	mu          sync.Mutex
+	limits      []int
+	resolutions []store.ManualResolution
 }
 
 func (f *fakeReview) ReviewQueue(_ context.Context, _ string, limit int) ([]store.ReviewItem, error) {
@@ -79,7 +80,10 @@ func (f *fakeReview) ChargeTrail(context.Context, string, string) ([]store.Event
 	return nil, nil, nil
 }
 
-func (f *fakeReview) ManualResolve(context.Context, store.ManualResolution) (*charge.Charge, error) {
+func (f *fakeReview) ManualResolve(_ context.Context, m store.ManualResolution) (*charge.Charge, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resolutions = append(f.resolutions, m)
 	return nil, store.ErrReconcileFirst
 }
 
@@ -142,6 +146,7 @@ func setup(t *testing.T, ready error) *server {
 	s.e = New(Config{
 		Log: zap.New(core), Auth: auth, Ready: fakeReady{ready}, Charges: s.charges, Jobs: fakeJobs{},
 		Review: s.review, Recon: fakeRecon{}, Limits: lim, Registry: prometheus.NewRegistry(),
+		Caps: decline.Caps{VisaReattempts30d: 20},
 	})
 	return s
 }
@@ -489,5 +494,18 @@ func TestReviewQueueParameters(t *testing.T) {
 				t.Fatalf("got queue reads %v, want one of %d", s.review.limits, tc.wantLimit)
 			}
 		})
+	}
+}
+
+// TestResolveCarriesTheCaps: a manual resolution is decided under the caps the gateway was
+// configured with, as every other decline's verdict is.
+func TestResolveCarriesTheCaps(t *testing.T) {
+	t.Parallel()
+	s := setup(t, nil)
+	s.do(t, http.MethodPost, "/v1/charges/ch_known/resolve", apikey.RoleOperator, `{"outcome":"declined","note":"issuer confirmed"}`)
+	s.review.mu.Lock()
+	defer s.review.mu.Unlock()
+	if len(s.review.resolutions) != 1 || s.review.resolutions[0].Caps.VisaReattempts30d != 20 {
+		t.Fatalf("resolutions: %+v, want one under the configured caps", s.review.resolutions)
 	}
 }

@@ -196,6 +196,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Reports:  newReports(db, cfg),
 		Charges:  charges,
 		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
+		Caps:     decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		Registry: reg,
 	})
 	ln := lns.api
