@@ -1,6 +1,7 @@
 package decline
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -42,24 +43,12 @@ func TestAuditInHindsight(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := Audit(tc.h, Caps{})
-			if got := rules(f.Violations); !equalRules(got, tc.wantRules) {
+			if got := rules(f.Violations); !slices.Equal(got, tc.wantRules) {
 				t.Errorf("violations: got %v, want %v", got, tc.wantRules)
 			}
-			if got := rules(f.InHindsight); !equalRules(got, tc.wantHindsight) {
+			if got := rules(f.InHindsight); !slices.Equal(got, tc.wantHindsight) {
 				t.Errorf("in hindsight: got %v, want %v", got, tc.wantHindsight)
 			}
 		})
 	}
-}
-
-func equalRules(a, b []Rule) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

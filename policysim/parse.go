@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/retry"
@@ -677,37 +676,12 @@ func offset(t time.Time) string {
 }
 
 // HTTP-date layouts of RFC 9110 section 5.6.7, as the loop reads them.
-const (
-	layoutIMFFixdate = "Mon, 02 Jan 2006 15:04:05 GMT"
-	layoutRFC850     = "Monday, 02-Jan-06 15:04:05 GMT"
-	layoutASCTime    = "Mon Jan _2 15:04:05 2006"
-)
-
-// httpDate parses an HTTP-date exactly as the retry loop reads a Date
-// header (retry.ParseRetryAfter): IMF-fixdate, RFC 850 or asctime, with
-// optional spaces and tabs around it; a two-digit RFC 850 year is taken as
-// the one at most 50 years after the fake clock's year.
+// httpDate parses an HTTP-date exactly as the retry loop reads a Date header
+// (retry.ParseHTTPDate): IMF-fixdate, RFC 850 or asctime, with optional spaces
+// and tabs around it; a two-digit RFC 850 year is taken as the one at most 50
+// years after the fake clock's year.
 func httpDate(s string) (time.Time, bool) {
-	s = strings.Trim(s, " \t")
-	if s == "" {
-		return time.Time{}, false
-	}
-	if t, err := time.Parse(layoutIMFFixdate, s); err == nil {
-		return t, true
-	}
-	if t, err := time.Parse(layoutASCTime, s); err == nil {
-		return t, true
-	}
-	t, err := time.Parse(layoutRFC850, s)
-	if err != nil {
-		return time.Time{}, false
-	}
-	ref := origin.Year()
-	year := ref - ref%100 + t.Year()%100
-	if year > ref+50 {
-		year -= 100
-	}
-	return time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC), true
+	return retry.ParseHTTPDate(s, origin)
 }
 
 // clip bounds a value quoted in an error message.

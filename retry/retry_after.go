@@ -61,6 +61,13 @@ func ParseRetryAfter(value, date string, now time.Time, maxSkew time.Duration) (
 	return max(at.Sub(origin), 0), nil
 }
 
+// ParseHTTPDate parses an HTTP-date (IMF-fixdate, obsolete RFC 850 or asctime form, with
+// optional whitespace around it) as ParseRetryAfter reads one, in a Retry-After or a Date
+// header. A two-digit RFC 850 year is placed relative to now (see parseHTTPDate).
+func ParseHTTPDate(s string, now time.Time) (time.Time, bool) {
+	return parseHTTPDate(trimOWS(s), now)
+}
+
 // parseDeltaSeconds parses 1*DIGIT, saturating at maxDeltaSeconds.
 func parseDeltaSeconds(s string) (int64, bool) {
 	var n int64
