@@ -16,9 +16,8 @@ import (
 type otherAccountRunner struct{ sent *bool }
 
 func (r otherAccountRunner) Account() string { return "acct_2" }
-func (r otherAccountRunner) Run(context.Context, *charge.Charge) charge.Outcome {
-	*r.sent = true
-	return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
+func (r otherAccountRunner) Run(ctx context.Context, c *charge.Charge) charge.Outcome {
+	return sendingRunner(r.sent).Run(ctx, c)
 }
 
 // A charge recorded at one processor account is never sent to another: the gateway was
@@ -30,56 +29,21 @@ func TestServiceNeverSendsAChargeToAnotherAccount(t *testing.T) {
 	t.Run("a retry of a failed charge", func(t *testing.T) {
 		t.Parallel()
 		db, m := serviceMerchant(t)
-		fp := idempotency.Fingerprint{50}
-		req := charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second}
-		fail := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
-			Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
-				return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "circuit_open", Retryable: true}}
-			}}})
-		first, err := fail.Create(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body struct {
-			ID      string          `json:"id"`
-			Failure *charge.Failure `json:"failure"`
-		}
-		if err := json.Unmarshal(first.Body, &body); err != nil || body.Failure == nil || !body.Failure.Retryable {
-			t.Fatalf("first request: %d %s, want failed retryably", first.Status, first.Body)
-		}
-		var decisions int
-		pool := dbtest.Pool(t)
-		countDecisions := func() int {
-			t.Helper()
-			var n int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE charge_id = $1`, body.ID).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-		decisions = countDecisions()
+		req := charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: idempotency.Fingerprint{50}, Request: visaRequest, Timeout: 2 * time.Second}
+		id := failedRetryably(t, db, req)
+		decisions := countFor(t, `SELECT count(*) FROM reattempt_decisions WHERE charge_id = $1`, id)
 		sent := false
 		other := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: otherAccountRunner{&sent}})
-		for i := range 2 {
-			resp, err := other.Create(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got struct {
-				Failure *charge.Failure `json:"failure"`
-			}
-			if err := json.Unmarshal(resp.Body, &got); err != nil {
-				t.Fatal(err)
-			}
-			if sent || got.Failure == nil || got.Failure.Code != charge.CodeAccountChanged || got.Failure.Retryable {
-				t.Fatalf("retry %d at another account: sent %v, answered %d %s; want nothing sent, failed %s for good",
-					i+1, sent, resp.Status, resp.Body, charge.CodeAccountChanged)
-			}
+		for range 2 {
+			wantFailedForGood(t, other, req, charge.CodeAccountChanged)
 		}
-		if n := countDecisions(); n != decisions {
+		if sent {
+			t.Fatal("a charge of acct_1 was sent to acct_2")
+		}
+		if n := countFor(t, `SELECT count(*) FROM reattempt_decisions WHERE charge_id = $1`, id); n != decisions {
 			t.Errorf("decisions for the charge: %d after the retries, %d before; want no new one", n, decisions)
 		}
-		stored, err := db.Charge(ctx, m, body.ID)
+		stored, err := db.Charge(ctx, m, id)
 		if err != nil {
 			t.Fatal(err)
 		}

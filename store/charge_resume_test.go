@@ -10,6 +10,7 @@ import (
 	"github.com/paygate/paygate/idempotency"
 	"github.com/paygate/paygate/internal/dbtest"
 	"github.com/paygate/paygate/processor"
+	"github.com/paygate/paygate/store"
 )
 
 // A retryably failed charge is retried with its key after the processor's key retention
@@ -20,46 +21,18 @@ func TestServiceRetryOfAFailedChargeAfterTheKeyWindowIsFinal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, m := serviceMerchant(t)
-	fp := idempotency.Fingerprint{48}
-	fail := fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
-		return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "circuit_open", Retryable: true}}
-	}}
-	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: fail})
-	first, err := svc.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var body struct {
-		ID      string          `json:"id"`
-		Failure *charge.Failure `json:"failure"`
-	}
-	if err := json.Unmarshal(first.Body, &body); err != nil || body.Failure == nil || !body.Failure.Retryable {
-		t.Fatalf("first request: %d %s, want failed retryably", first.Status, first.Body)
-	}
-	// A day later.
-	if _, err := dbtest.Pool(t).Exec(ctx, `UPDATE charges SET created_at = created_at - interval '24 hours',
-		finalized_at = finalized_at - interval '24 hours' WHERE id = $1`, body.ID); err != nil {
-		t.Fatal(err)
-	}
+	req := charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: idempotency.Fingerprint{48}, Request: visaRequest, Timeout: 2 * time.Second}
+	id := failedRetryably(t, db, req)
+	aDayLater(t, id)
 	sent := false
 	unreadable := unreadableCardService(db, &sent)
-	for i := range 2 {
-		resp, err := unreadable.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got struct {
-			Failure *charge.Failure `json:"failure"`
-		}
-		if err := json.Unmarshal(resp.Body, &got); err != nil {
-			t.Fatal(err)
-		}
-		if sent || got.Failure == nil || got.Failure.Code != charge.CodeKeyExpired || got.Failure.Retryable {
-			t.Fatalf("retry %d after the key's window: sent %v, answered %d %s; want nothing sent, failed %s, retryable false",
-				i+1, sent, resp.Status, resp.Body, charge.CodeKeyExpired)
-		}
+	for range 2 {
+		wantFailedForGood(t, unreadable, req, charge.CodeKeyExpired)
 	}
-	stored, err := db.Charge(ctx, m, body.ID)
+	if sent {
+		t.Fatal("a request was sent under a key past its window")
+	}
+	stored, err := db.Charge(ctx, m, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,42 +46,72 @@ func TestServiceRetryOfAFailedChargeAfterTheKeyWindowIsFinal(t *testing.T) {
 // nor a card attempt.
 func TestServiceRetryOfAFailedChargeAfterTheKeyWindowAdmitsNothing(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	db, m := serviceMerchant(t)
-	fp := idempotency.Fingerprint{49}
-	runs := 0
-	fail := fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
-		runs++
-		return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "circuit_open", Retryable: true}}
-	}}
-	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: fail})
-	req := charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: fp, Request: visaRequest, Timeout: 2 * time.Second}
-	first, err := svc.Create(ctx, req)
+	req := charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: idempotency.Fingerprint{49}, Request: visaRequest, Timeout: 2 * time.Second}
+	id := failedRetryably(t, db, req)
+	aDayLater(t, id)
+	decisionsBefore := countFor(t, allowedDecisionsSQL, id)
+	sent := false
+	wantFailedForGood(t, charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
+		Runner: sendingRunner(&sent)}), req, charge.CodeKeyExpired)
+	if sent {
+		t.Fatal("a request was sent under a key past its window")
+	}
+	if n := countFor(t, allowedDecisionsSQL, id); n != decisionsBefore {
+		t.Errorf("allowed decisions for the charge: %d after the retry, %d before; want no new one", n, decisionsBefore)
+	}
+	if n := countFor(t, `SELECT count(*) FROM card_attempts WHERE charge_id = $1`, id); n != 0 {
+		t.Errorf("card attempts for the charge: %d, want 0", n)
+	}
+}
+
+// allowedDecisionsSQL counts the decisions that admitted an attempt of charge $1.
+const allowedDecisionsSQL = `SELECT count(*) FROM reattempt_decisions WHERE charge_id = $1 AND allowed`
+
+// failedRetryably runs req through a service whose run fails retryably (nothing reached the
+// processor) and returns the charge's id.
+func failedRetryably(t *testing.T, db *store.DB, req charge.CreateParams) string {
+	t.Helper()
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
+		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+			return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "circuit_open", Retryable: true}}
+		}}})
+	resp, err := svc.Create(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var body struct {
-		ID string `json:"id"`
+		ID      string          `json:"id"`
+		Failure *charge.Failure `json:"failure"`
 	}
-	if err := json.Unmarshal(first.Body, &body); err != nil {
+	if err := json.Unmarshal(resp.Body, &body); err != nil || body.Failure == nil || !body.Failure.Retryable {
+		t.Fatalf("first request: %d %s, want failed retryably", resp.Status, resp.Body)
+	}
+	return body.ID
+}
+
+// aDayLater moves the charge a day into the past: its processor key's window has ended.
+func aDayLater(t *testing.T, id string) {
+	t.Helper()
+	if _, err := dbtest.Pool(t).Exec(context.Background(), `UPDATE charges SET created_at = created_at - interval '24 hours',
+		finalized_at = finalized_at - interval '24 hours' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	pool := dbtest.Pool(t)
-	if _, err := pool.Exec(ctx, `UPDATE charges SET created_at = created_at - interval '24 hours',
-		finalized_at = finalized_at - interval '24 hours' WHERE id = $1`, body.ID); err != nil {
-		t.Fatal(err)
-	}
-	count := func(sql string) int {
-		t.Helper()
-		var n int
-		if err := pool.QueryRow(ctx, sql, body.ID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	const allowedSQL = `SELECT count(*) FROM reattempt_decisions WHERE charge_id = $1 AND allowed`
-	decisionsBefore := count(allowedSQL)
-	resp, err := svc.Create(ctx, req)
+}
+
+// sendingRunner is a runner that approves, noting that it sent something.
+func sendingRunner(sent *bool) fnRunner {
+	return fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+		*sent = true
+		return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
+	}}
+}
+
+// wantFailedForGood sends req through svc and fails the test unless the answer is failed with
+// code and retryable false.
+func wantFailedForGood(t *testing.T, svc *charge.Service, req charge.CreateParams, code string) {
+	t.Helper()
+	resp, err := svc.Create(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,16 +121,19 @@ func TestServiceRetryOfAFailedChargeAfterTheKeyWindowAdmitsNothing(t *testing.T)
 	if err := json.Unmarshal(resp.Body, &got); err != nil {
 		t.Fatal(err)
 	}
-	if runs != 1 || got.Failure == nil || got.Failure.Code != charge.CodeKeyExpired || got.Failure.Retryable {
-		t.Fatalf("retry after the key's window: %d runs, answered %d %s; want 1 run, failed %s for good",
-			runs, resp.Status, resp.Body, charge.CodeKeyExpired)
+	if got.Failure == nil || got.Failure.Code != code || got.Failure.Retryable {
+		t.Fatalf("retry: answered %d %s; want failed %s, retryable false", resp.Status, resp.Body, code)
 	}
-	if n := count(allowedSQL); n != decisionsBefore {
-		t.Errorf("allowed decisions for the charge: %d after the retry, %d before; want no new one", n, decisionsBefore)
+}
+
+// countFor counts the rows sql ($1: the charge's id) finds.
+func countFor(t *testing.T, sql, id string) int {
+	t.Helper()
+	var n int
+	if err := dbtest.Pool(t).QueryRow(context.Background(), sql, id).Scan(&n); err != nil {
+		t.Fatal(err)
 	}
-	if n := count(`SELECT count(*) FROM card_attempts WHERE charge_id = $1`); n != 0 {
-		t.Errorf("card attempts for the charge: %d, want 0", n)
-	}
+	return n
 }
 
 // A charge left processing by a request that died is resumed — by a retry of its key, or by

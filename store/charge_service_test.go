@@ -56,10 +56,7 @@ func unreadableCardService(db *store.DB, sent *bool) *charge.Service {
 		Cards: fnCards{card: func(context.Context, string) (processor.Card, error) {
 			return processor.Card{}, errors.New("processor: payment method: 503")
 		}},
-		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
-			*sent = true
-			return charge.Outcome{Status: charge.StatusSucceeded, Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200}}}
-		}}})
+		Runner: sendingRunner(sent)})
 }
 
 var visaRequest = charge.Request{Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
