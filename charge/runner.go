@@ -70,7 +70,13 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 		decline    *processor.Decline
 		piStatus   string
 	)
-	rep, err := retry.Do(ctx, r.cfg.Policy, op, func(ctx context.Context, a retry.Attempt) retry.Outcome {
+	// The caller's deadline is the run's (Request-Timeout-Ms, up to 60 s): the policy's
+	// deadline is only the default of a run without one.
+	policy := r.cfg.Policy
+	if d, ok := ctx.Deadline(); ok {
+		policy.Deadline = max(policy.Deadline, time.Until(d))
+	}
+	rep, err := retry.Do(ctx, policy, op, func(ctx context.Context, a retry.Attempt) retry.Outcome {
 		at := r.cfg.Processor.CreatePayment(ctx, params)
 		requestIDs = append(requestIDs, at.RequestID)
 		if at.PaymentIntent != "" {

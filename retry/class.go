@@ -123,8 +123,9 @@ func (h Health) String() string {
 	}
 }
 
-// Health returns what the class says about the processor's health. Only
-// refusals, 5xx answers and timeouts count as failures; declines count as
+// Health returns what the class says about the processor's health (the loop
+// refines it with the answer's status, see healthOf). Only refusals, 5xx
+// answers and timeouts count as failures; declines count as
 // healthy answers, so a wave of declines (a card-testing attack) can never
 // open a breaker; other 4xx answers, rate limits and busy keys are neutral.
 func (c Class) Health() Health {
@@ -136,6 +137,18 @@ func (c Class) Health() Health {
 	default:
 		return HealthNeutral
 	}
+}
+
+// healthOf is what an attempt says of the processor's health: its class's, except that an
+// unknown outcome answered with a 2xx status — a payment the processor holds in processing,
+// or waiting for the cardholder's authentication (3-D Secure) — is a healthy answer. Only a
+// processor that fails to answer properly may open a breaker; a run of cards that ask for
+// authentication must not stop every charge of the account.
+func healthOf(c Class, httpStatus int) Health {
+	if c == ClassUnknownFinal && httpStatus >= 200 && httpStatus < 300 {
+		return HealthOK
+	}
+	return c.Health()
 }
 
 // Outcome is what one attempt produced, as the caller's classifier reports

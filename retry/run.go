@@ -207,7 +207,7 @@ func (r *Run) Next(now time.Time, out Outcome) Decision {
 		r.report.Uncertain = true // sticky: only a settling answer clears the doubt
 	}
 
-	health := class.Health()
+	health := healthOf(class, out.HTTPStatus)
 	if canceled {
 		health = HealthNeutral // the caller's cancellation says nothing of the processor
 	}

@@ -668,3 +668,33 @@ func BenchmarkRunRetryCycle(b *testing.B) {
 		run.Next(now, Outcome{Class: ClassSuccess, HTTPStatus: 200})
 	}
 }
+
+// TestRunUnfinishedPaymentIsAHealthyAnswer: a PaymentIntent answered 200 in processing or
+// requires_action (a card asking for 3-D Secure) is an unknown outcome for the charge, but a
+// healthy answer of the processor: however many come in a row, they never open the breaker.
+// A 500 on the keyed write, the same class, is a processor failure.
+func TestRunUnfinishedPaymentIsAHealthyAnswer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		answer   step
+		wantOpen bool
+	}{
+		{"200 requires_action", step{class: ClassUnknownFinal, status: 200, code: "requires_action", maybe: true, latency: 40 * time.Millisecond}, false},
+		{"500 on the keyed write", step{class: ClassUnknownFinal, status: 500, maybe: true, latency: 40 * time.Millisecond}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newCircuitT(t, DefaultBreakerConfig())
+			for range DefaultBreakerConfig().ConsecutiveFailures {
+				s := runScript(t, DefaultPolicy(), Operation{IdempotencyKey: "k", Breaker: c}, tc.answer)
+				if got := s.report.Result.String(); got != "pending" {
+					t.Fatalf("result: got %s, want pending", got)
+				}
+			}
+			if open := c.State(t0) == BreakerOpen; open != tc.wantOpen {
+				t.Fatalf("breaker open after %d answers: %v, want %v", DefaultBreakerConfig().ConsecutiveFailures, open, tc.wantOpen)
+			}
+		})
+	}
+}
