@@ -46,6 +46,11 @@ func (e *ReattemptRefusedError) Error() string {
 	return fmt.Sprintf("charge: reattempt not allowed: %s before %s", e.Verdict.Reason, e.Verdict.NotBefore.Format(time.RFC3339))
 }
 
+// NoCardAttempt is the Outcome of a CardOutcome that removes the charge's attempt from the
+// card's history: nothing reached the card network (a failed charge, or one waiting for the
+// cardholder's authentication).
+const NoCardAttempt decline.Outcome = "none"
+
 // CardOutcome is what an attempt's outcome means for the card's history.
 type CardOutcome struct {
 	Outcome    decline.Outcome

@@ -104,7 +104,7 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 	if r.cfg.Observer != nil {
 		r.cfg.Observer.Observe(c.MerchantID, rep)
 	}
-	out := Outcome{ProcessorRef: piID, Attempts: attemptsOf(rep, requestIDs)}
+	out := Outcome{ProcessorRef: piID, ProcessorStatus: piStatus, Attempts: attemptsOf(rep, requestIDs)}
 	switch rep.Result.Status {
 	case retry.StatusSucceeded:
 		out.Status = StatusSucceeded

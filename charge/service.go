@@ -87,6 +87,10 @@ type Outcome struct {
 	// Evidence is the issuer's evidence of a decline.
 	Evidence *processor.Decline
 	Attempts []Attempt
+	// ProcessorStatus is the status of the PaymentIntent the processor last answered with
+	// (requires_action: waiting for the cardholder's authentication, no authorization yet);
+	// empty when none came.
+	ProcessorStatus string
 	// RetryAfter is, for a failed outcome, how long a retry would wait for the processor
 	// to take one again: what remains of the Retry-After it sent last, or of an open
 	// circuit's pause. Zero when it gave no such hint.
@@ -307,6 +311,13 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	}
 	cl := Classify(out.Evidence, network)
 	co := cardOutcome(c.Status, cl)
+	if c.Status == StatusPending && out.ProcessorStatus == "requires_action" {
+		// The PaymentIntent under the charge's key waits for the cardholder's
+		// authentication: no authorization reached the card network, so the attempt takes
+		// no slot of the network caps. Reconciliation puts it back in the card's history if
+		// the payment is authorized after all.
+		co = &CardOutcome{Outcome: NoCardAttempt}
+	}
 	var next *NextReattempt
 	if c.Status == StatusDeclined {
 		var v decline.Verdict

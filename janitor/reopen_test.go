@@ -522,3 +522,31 @@ func TestReviewQueueOrderAndEvidence(t *testing.T) {
 		}
 	}
 }
+
+// TestResolutionRestoresTheCardAttempt checks that a charge with no attempt in its card's
+// history (it was waiting for the cardholder's authentication, which is no authorization)
+// gets one when reconciliation finds it authorized: the decline counts for the network rules
+// from then on.
+func TestResolutionRestoresTheCardAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const lost = "pm_card_chargeDeclinedLostCard"
+	id := b.pending(t, lost)
+	pool := dbtest.Pool(t)
+	if _, err := pool.Exec(b.ctx, `UPDATE charges SET card_fingerprint = 'fp_3ds', card_network = 'visa', chain = id,
+		card_exp_month = 12, card_exp_year = 2034 WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	b.pay(t, id, lost)
+	if d := b.check(t, id); d.Kind != reconcile.KindResolve || d.Outcome != reconcile.OutcomeDeclined {
+		t.Fatalf("check: got %+v, want the decline resolved", d)
+	}
+	var outcome, class, fingerprint string
+	if err := pool.QueryRow(b.ctx, `SELECT outcome, COALESCE(class, ''), fingerprint FROM card_attempts WHERE charge_id = $1`, id).
+		Scan(&outcome, &class, &fingerprint); err != nil {
+		t.Fatalf("card attempt after the decline was found: %v", err)
+	}
+	if outcome != "declined" || class != "never" || fingerprint != "fp_3ds" {
+		t.Fatalf("card attempt: %s %s on %s, want declined, never, on fp_3ds", outcome, class, fingerprint)
+	}
+}

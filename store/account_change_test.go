@@ -118,3 +118,32 @@ func TestFinishSettlesTheCardAttempt(t *testing.T) {
 		t.Fatalf("settled_at of an approved attempt: %v (%v), want set, not before it was sent", settledAfterSend, err)
 	}
 }
+
+// A charge the processor holds in requires_action (the card asks for 3-D Secure) is pending,
+// but no authorization reached the card network: it takes no slot of the network caps, so a
+// shopper who retries a card that asks for authentication is never blocked by it.
+func TestRequiresActionTakesNoCardSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, m := serviceMerchant(t)
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
+		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
+			return charge.Outcome{Status: charge.StatusPending, ProcessorRef: "pi_3ds", ProcessorStatus: "requires_action",
+				Attempts: []charge.Attempt{{N: 1, StartedAt: time.Now(), HTTPStatus: 200, Class: "unknown_final"}}}
+		}}})
+	resp, err := svc.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: idempotency.Fingerprint{53},
+		Request: visaRequest, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(resp.Body, &body); err != nil || body.Status != "pending" {
+		t.Fatalf("answer: %d %s, want pending", resp.Status, resp.Body)
+	}
+	if n := countFor(t, `SELECT count(*) FROM card_attempts WHERE charge_id = $1`, body.ID); n != 0 {
+		t.Fatalf("card attempts of a charge waiting for authentication: %d, want 0", n)
+	}
+}

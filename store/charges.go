@@ -477,7 +477,8 @@ func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, [
 		retryAfter[i], backoff[i], tokensBefore[i], tokensAfter[i] = a.RetryAfterMS, a.BackoffMS, a.BudgetTokensBefore, a.BudgetTokensAfter
 	}
 	// The card's history follows the outcome: a charge that failed never reached the card
-	// network, so its reservation is dropped ("none").
+	// network, so its reservation is dropped (charge.NoCardAttempt, "none"), as is that of a
+	// charge waiting for the cardholder's authentication when the engine says so.
 	var (
 		cardOutcome string
 		co          charge.CardOutcome
@@ -486,7 +487,7 @@ func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, [
 	case p.Card != nil:
 		co, cardOutcome = *p.Card, string(p.Card.Outcome)
 	case c.Status == charge.StatusFailed:
-		cardOutcome = "none"
+		cardOutcome = string(charge.NoCardAttempt)
 	}
 	var (
 		nextID *string
@@ -509,7 +510,7 @@ func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, [
 		"next_id": nextID, "next_at": nextAt,
 	}
 	v := finishVariant{pending: c.Status == charge.StatusPending, attempts: n > 0, card: cardOutcome}
-	if v.card != "" && v.card != "none" {
+	if v.card != "" && v.card != string(charge.NoCardAttempt) {
 		v.card = "update"
 	}
 	return positional(assemble(v, finishSQL), args)

@@ -276,18 +276,36 @@ func nullJSON(b json.RawMessage) []byte {
 	return b
 }
 
-// cardOutcomeTx writes what a resolved outcome means for the card's history: the pending row
-// follows the outcome, or goes when the charge never reached the card network.
+// cardOutcomeTx writes what a resolved outcome means for the card's history: the charge's
+// attempt follows the outcome, or goes when the charge never reached the card network. A
+// charge whose attempt is not in the history (it waited for the cardholder's authentication,
+// which is no authorization) gets one, at its first send, when the outcome is an
+// authorization's.
 func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.CardOutcome) error {
-	var err error
 	if co == nil {
-		_, err = tx.Exec(ctx, `DELETE FROM card_attempts WHERE charge_id = $1`, chargeID)
-	} else {
-		_, err = tx.Exec(ctx, `UPDATE card_attempts SET outcome = $2, class = NULLIF($3, ''), category = NULLIF($4, 0),
-			mac = NULLIF($5, 0), cap_reached = $6, settled_at = CASE WHEN $2 <> 'pending' THEN clock_timestamp() END
-			 WHERE charge_id = $1`,
-			chargeID, string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached)
+		if _, err := tx.Exec(ctx, `DELETE FROM card_attempts WHERE charge_id = $1`, chargeID); err != nil {
+			return fmt.Errorf("store: card history: %w", err)
+		}
+		return nil
 	}
+	tag, err := tx.Exec(ctx, `UPDATE card_attempts SET outcome = $2, class = NULLIF($3, ''), category = NULLIF($4, 0),
+			mac = NULLIF($5, 0), cap_reached = $6, settled_at = CASE WHEN $2 <> 'pending' THEN clock_timestamp() END
+		 WHERE charge_id = $1`,
+		chargeID, string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached)
+	if err != nil {
+		return fmt.Errorf("store: card history: %w", err)
+	}
+	if tag.RowsAffected() > 0 || co.Outcome == decline.Pending {
+		return nil
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at,
+			outcome, class, category, mac, cap_reached, exp_month, exp_year, settled_at)
+		SELECT c.id, c.processor_account, c.card_fingerprint, c.card_network, c.merchant_id, COALESCE(c.chain, c.id),
+			COALESCE(c.first_sent_at, c.created_at), $2, NULLIF($3, ''), NULLIF($4, 0), NULLIF($5, 0), $6,
+			c.card_exp_month, c.card_exp_year, clock_timestamp()
+		  FROM charges c WHERE c.id = $1 AND c.card_fingerprint IS NOT NULL AND c.card_network IS NOT NULL`,
+		chargeID, string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached)
 	if err != nil {
 		return fmt.Errorf("store: card history: %w", err)
 	}
