@@ -550,3 +550,53 @@ func TestResolutionRestoresTheCardAttempt(t *testing.T) {
 		t.Fatalf("card attempt: %s %s on %s, want declined, never, on fp_3ds", outcome, class, fingerprint)
 	}
 }
+
+// TestReopenWhileAnotherChargeHoldsTheReference checks that processor evidence contradicting an
+// operator's "failed" reopens the charge even when another live charge took its reference
+// meanwhile (the checkout charged the order again): two payments for one order happened, and
+// the charge goes first in line for a person, marked as a duplicate of the other, instead of
+// its checks failing on the reference's uniqueness.
+func TestReopenWhileAnotherChargeHoldsTheReference(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	pool := dbtest.Pool(t)
+	first := b.pending(t, "pm_card_visa")
+	if _, err := pool.Exec(b.ctx, `UPDATE charges SET reference = 'order-88' WHERE id = $1`, first); err != nil {
+		t.Fatal(err)
+	}
+	if d := b.check(t, first); d.Kind != reconcile.KindPending {
+		t.Fatalf("first check: got %s, want pending", d.Kind)
+	}
+	if err := b.resolve(first, charge.StatusFailed); err != nil {
+		t.Fatal(err)
+	}
+	second := b.pending(t, "pm_card_visa")
+	if _, err := pool.Exec(b.ctx, `UPDATE charges SET reference = 'order-88', status = 'succeeded' WHERE id = $1`, second); err != nil {
+		t.Fatal(err)
+	}
+	b.pay(t, first, "pm_card_visa")
+	if d := b.check(t, first); d.Reason != reconcile.ReasonContradictsManual {
+		t.Fatalf("check after the payment: got %s %s, want a reopening", d.Kind, d.Reason)
+	}
+	if got := b.state(t, first); !got.top || got.status != charge.StatusPending {
+		t.Fatalf("reopened: got %+v, want pending, first in review", got)
+	}
+	var dupOf *string
+	if err := pool.QueryRow(b.ctx, `SELECT reference_duplicate_of FROM charges WHERE id = $1`, first).Scan(&dupOf); err != nil {
+		t.Fatal(err)
+	}
+	if dupOf == nil || *dupOf != second {
+		t.Fatalf("reference_duplicate_of: %v, want %s", dupOf, second)
+	}
+	events, _, err := b.db.ChargeTrail(b.ctx, b.merchant, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range events {
+		found = found || e.Action == "duplicate_reference"
+	}
+	if !found {
+		t.Fatal("no duplicate_reference event in the charge's trail")
+	}
+}

@@ -361,7 +361,8 @@ func createSQL(v createVariant) string {
 	conflict := ""
 	if v.reference {
 		conflict = `
-		ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND status IN ('processing', 'pending', 'succeeded')
+		ON CONFLICT (merchant_id, reference) WHERE reference IS NOT NULL AND reference_duplicate_of IS NULL
+			AND status IN ('processing', 'pending', 'succeeded')
 		DO NOTHING`
 	}
 	var ctes []string

@@ -212,14 +212,26 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 		if res.Failure != nil {
 			failCode, failRetry = &res.Failure.Code, &res.Failure.Retryable
 		}
+		// A charge brought back to life (reopened, or found succeeded) whose reference
+		// another live charge took meanwhile is a duplicate that happened: it keeps its
+		// reference and names the other charge, which the reference's uniqueness then
+		// leaves aside (migration 0011).
+		duplicateOf, err := revivedDuplicate(ctx, tx, r.ChargeID, charge.Status(status), res.Status)
+		if err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `
 			UPDATE charges SET status = $2, decline = COALESCE($3, decline), failure_code = $4, failure_retryable = $5,
 				updated_at = clock_timestamp(),
-				finalized_at = CASE WHEN $2 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END
+				finalized_at = CASE WHEN $2 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
+				reference_duplicate_of = COALESCE($6, reference_duplicate_of)
 			 WHERE id = $1`,
-			r.ChargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry)
+			r.ChargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry, duplicateOf)
 		if err != nil {
 			return fmt.Errorf("store: resolve charge: %w", err)
+		}
+		if err := duplicateEvent(ctx, tx, r.ChargeID, actorOr(r.Actor), duplicateOf, status, string(res.Status)); err != nil {
+			return err
 		}
 		if err := cardOutcomeTx(ctx, tx, r.ChargeID, res.Card); err != nil {
 			return err
@@ -230,6 +242,45 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 		}
 		return event(ctx, tx, r.ChargeID, actorOr(r.Actor), action, reason, status, string(res.Status), "", body)
 	})
+}
+
+// revivedDuplicate returns, for a charge going from status from to status to, the live charge
+// that holds its reference when the change brings it back to life (a success found after an
+// operator's "failed", a reopening): two payments for one order happened. Nil otherwise.
+func revivedDuplicate(ctx context.Context, tx pgx.Tx, chargeID string, from, to charge.Status) (*string, error) {
+	if !isLive(to) || isLive(from) {
+		return nil, nil
+	}
+	var other string
+	err := tx.QueryRow(ctx, `
+		SELECT o.id FROM charges c JOIN charges o
+		    ON o.merchant_id = c.merchant_id AND o.reference = c.reference AND o.id <> c.id
+		 WHERE c.id = $1 AND c.reference_duplicate_of IS NULL
+		   AND o.reference_duplicate_of IS NULL AND o.status IN ('processing', 'pending', 'succeeded')
+		 LIMIT 1`, chargeID).Scan(&other)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: live reference: %w", err)
+	}
+	return &other, nil
+}
+
+// duplicateEvent records in the charge's trail that it duplicates the live charge other
+// (nothing when other is nil).
+func duplicateEvent(ctx context.Context, tx pgx.Tx, chargeID, actor string, other *string, before, after string) error {
+	if other == nil {
+		return nil
+	}
+	note := "the processor shows this charge alive while live charge " + *other +
+		" holds its reference: two payments for one order; refund one"
+	return event(ctx, tx, chargeID, actor, "duplicate_reference", "", before, after, note, nil)
+}
+
+// isLive reports whether a charge in status s holds its reference (see charges_live_reference).
+func isLive(s charge.Status) bool {
+	return s == charge.StatusProcessing || s == charge.StatusPending || s == charge.StatusSucceeded
 }
 
 // settledOutcome is the resolution a check must not overwrite: the operator's, else the
