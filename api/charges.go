@@ -143,6 +143,7 @@ func keyedRequest(c echo.Context) (string, time.Duration, []byte, *Error) {
 func writeCreate(c echo.Context, resp charge.Response, err error) error {
 	var (
 		dup     *charge.DuplicateReferenceError
+		liveRe  *charge.DuplicateReattemptError
 		refused *charge.ReattemptRefusedError
 		verr    *charge.ValidationError
 	)
@@ -159,6 +160,8 @@ func writeCreate(c echo.Context, resp charge.Response, err error) error {
 	case errors.As(err, &verr):
 		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: verr.Code, Param: verr.Param, Message: verr.Message}
 	case errors.Is(err, charge.ErrKeyInUse):
+		// The first request runs within its deadline: a retry a second later may find it done.
+		c.Response().Header().Set("Retry-After", "1")
 		return &Error{Status: http.StatusConflict, Type: typeIdempotency, Code: "idempotency_key_in_use",
 			Message: "a request with this Idempotency-Key is still running; retry later with the same key"}
 	case errors.Is(err, charge.ErrKeyReused):
@@ -167,6 +170,10 @@ func writeCreate(c echo.Context, resp charge.Response, err error) error {
 	case errors.As(err, &dup):
 		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "duplicate_reference", Param: "reference",
 			Message: "a live charge already carries this reference", Extra: map[string]any{"charge": dup.ChargeID}}
+	case errors.As(err, &liveRe):
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "duplicate_reattempt",
+			Message: "a reattempt of this declined charge is already pending or succeeded: it may be paid",
+			Extra:   map[string]any{"charge": liveRe.ChargeID}}
 	case err != nil:
 		return err
 	}

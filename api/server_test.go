@@ -231,6 +231,9 @@ func TestErrorEnvelope(t *testing.T) {
 		{name: "duplicate reference", method: http.MethodPost, target: "/v1/charges", role: apikey.RoleCheckout, body: validCharge,
 			headers: []string{"Idempotency-Key", "k1"}, engineErr: &charge.DuplicateReferenceError{ChargeID: "ch_x"},
 			wantStatus: 409, wantCode: "duplicate_reference", wantParam: "reference"},
+		{name: "duplicate reattempt", method: http.MethodPost, target: "/v1/charges/ch_known/reattempt", role: apikey.RoleCheckout, body: `{}`,
+			headers: []string{"Idempotency-Key", "k1"}, engineErr: &charge.DuplicateReattemptError{ChargeID: "ch_x"},
+			wantStatus: 409, wantCode: "duplicate_reattempt"},
 		{name: "reconcile first", method: http.MethodPost, target: "/v1/charges/ch_known/resolve", role: apikey.RoleOperator,
 			body: `{"outcome":"failed","note":"n"}`, wantStatus: 409, wantCode: "reconcile_first"},
 	} {
@@ -247,6 +250,9 @@ func TestErrorEnvelope(t *testing.T) {
 			e := errorOf(t, rec)
 			if e["code"] != tc.wantCode || e["param"] != tc.wantParam {
 				t.Fatalf("got code %q param %q, want %q %q", e["code"], e["param"], tc.wantCode, tc.wantParam)
+			}
+			if tc.wantCode == "idempotency_key_in_use" && rec.Header().Get("Retry-After") == "" {
+				t.Fatal("409 idempotency_key_in_use without Retry-After")
 			}
 		})
 	}

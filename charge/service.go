@@ -20,6 +20,16 @@ var (
 	ErrKeyReused = errors.New("charge: idempotency key reused with another request")
 )
 
+// DuplicateReattemptError is returned by Reattempt when a reattempt of the same chain is
+// live (processing, pending or succeeded): the declined charge may be paid already.
+type DuplicateReattemptError struct {
+	ChargeID string
+}
+
+func (e *DuplicateReattemptError) Error() string {
+	return fmt.Sprintf("charge: reattempt %s of the same declined charge is live", e.ChargeID)
+}
+
 // DuplicateReferenceError is returned by Create when a live charge (processing, pending or
 // succeeded) of the merchant already carries the request's reference.
 type DuplicateReferenceError struct {
@@ -207,6 +217,9 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	}
 	if begun.DuplicateOf != "" {
 		return Response{}, &DuplicateReferenceError{ChargeID: begun.DuplicateOf}
+	}
+	if begun.LiveReattempt != "" {
+		return Response{}, &DuplicateReattemptError{ChargeID: begun.LiveReattempt}
 	}
 	if begun.Refused != nil {
 		return Response{}, &ReattemptRefusedError{Verdict: *begun.Refused}

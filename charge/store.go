@@ -74,6 +74,9 @@ type Begun struct {
 	// DuplicateOf names the live charge that already carries the request's reference; the
 	// key is bound but no charge was created.
 	DuplicateOf string
+	// LiveReattempt names the live reattempt of the same chain that refused a new (or
+	// retried) reattempt: nothing was created or changed.
+	LiveReattempt string
 	// Now is the database clock when the phase ran.
 	Now time.Time
 	// PriorStatus is the status the key's existing charge had before this request: a

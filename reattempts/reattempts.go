@@ -146,6 +146,17 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		}
 		return nil
 	}
+	var live *charge.DuplicateReattemptError
+	if errors.As(err, &live) {
+		// Another reattempt of the chain (the merchant's own, say) is pending or succeeded:
+		// the declined charge may be paid, and the automatic chain ends here.
+		w.r.log.Info("automatic reattempt chain stopped: another reattempt is live", zap.String("charge_id", a.DeclinedID),
+			zap.String("live_charge_id", live.ChargeID))
+		if err := w.r.store.EndChain(ctx, a.DeclinedID, "reattempt_live"); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("end the chain of %s: %w", a.DeclinedID, err)
+		}
+		return nil
+	}
 	if errors.As(err, &refused) {
 		// The network rules end the chain here: an answer, not a failure of the job. The
 		// step is no longer due, so no sweep enqueues it again.

@@ -110,6 +110,28 @@ func lockedCard(p charge.BeginParams) (account, fingerprint string) {
 }
 
 func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
+	out, err := db.beginOnce(ctx, p)
+	var conflict *ConflictError
+	if errors.As(err, &conflict) && conflict.Constraint == "charges_live_reattempt" {
+		// Another reattempt of the chain is live: nothing was written.
+		id, err := liveReattempt(ctx, db.pool, p.New.Chain, p.New.ID)
+		return charge.Begun{LiveReattempt: id}, err
+	}
+	return out, err
+}
+
+// liveReattempt returns the live reattempt of chain other than the charge except.
+func liveReattempt(ctx context.Context, q querier, chain, except string) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT id FROM charges WHERE chain = $1 AND reattempt_of IS NOT NULL AND id <> $2
+		AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`, chain, except).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("store: live reattempt: %w", interpretError(err))
+	}
+	return id, nil
+}
+
+func (db *DB) beginOnce(ctx context.Context, p charge.BeginParams) (charge.Begun, error) {
 	out, ok, err := db.beginClean(ctx, p)
 	if ok || (err != nil && !retryableTxError(err)) {
 		return out, interpretError(err)

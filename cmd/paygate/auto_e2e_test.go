@@ -257,3 +257,62 @@ func TestAutomaticChainWaitsWhenTooEarly(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestAutomaticChainEndsWhenAnotherReattemptIsLive: when the merchant's own reattempt of the
+// declined charge succeeded, the chain's due step is not run (the order is paid): the chain
+// ends, once, and no dead letter follows.
+func TestAutomaticChainEndsWhenAnotherReattemptIsLive(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SWEEP", "1s")
+	k := g.key("m_auto_live", "checkout")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, g.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	first := g.charge(k, "live-1", `{"amount":900,"currency":"usd","payment_method":"pm_sim_decline_insufficient_funds_visa_51_card14",
+		"initiator":"merchant","customer":"cus_live","reattempt":"auto"}`)
+	if first.status != 402 || first.json(t)["next_reattempt_at"] == nil {
+		t.Fatalf("first decline: got %d %s", first.status, first.body)
+	}
+	root := first.json(t)["id"].(string)
+	// The merchant reattempts it with another card, which succeeds.
+	manual := g.do(http.MethodPost, "/v1/charges/"+root+"/reattempt", k, map[string]string{"Idempotency-Key": "live-re"},
+		`{"payment_method":"pm_sim_approve_card15"}`)
+	if manual.status != 200 {
+		t.Fatalf("the merchant's reattempt: got %d %s, want 200", manual.status, manual.body)
+	}
+	// A second one is refused: the order is paid.
+	again := g.do(http.MethodPost, "/v1/charges/"+root+"/reattempt", k, map[string]string{"Idempotency-Key": "live-re-2"},
+		`{"payment_method":"pm_sim_approve_card16"}`)
+	if e, _ := again.json(t)["error"].(map[string]any); again.status != 409 || e["code"] != "duplicate_reattempt" || e["charge"] != manual.json(t)["id"] {
+		t.Fatalf("a second reattempt: got %d %s, want 409 duplicate_reattempt naming the first", again.status, again.body)
+	}
+	// The chain's step comes due, its slot reached.
+	if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - interval '25 hours' WHERE chain = $1`, root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var stopped int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM charge_events WHERE charge_id = $1 AND action = 'chain_stopped'
+			AND reason = 'reattempt_live'`, root).Scan(&stopped); err != nil {
+			t.Fatal(err)
+		}
+		if stopped == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the chain did not stop")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var dead int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state = 'discarded'`).Scan(&dead); err != nil || dead != 0 {
+		t.Fatalf("dead letters: %d (%v), want none", dead, err)
+	}
+}

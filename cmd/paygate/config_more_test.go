@@ -154,6 +154,8 @@ func TestServeConfigurationErrors(t *testing.T) {
 		{"debug address is the API's", sameAddr(deadAddr(t)), []string{"PAYGATE_DEBUG_ADDR", "address already in use"}, nil},
 		{"processor unreachable", stripe("sk_test_anykey", "http://"+deadAddr(t)),
 			[]string{"STRIPE_API_BASE", "connection refused"}, []string{"STRIPE_SECRET_KEY", "sk_test_anykey"}},
+		{"processor unreachable, password in its address", stripe("sk_test_anykey", "http://ops:pw_secret@"+deadAddr(t)),
+			[]string{"STRIPE_API_BASE", "connection refused"}, []string{"pw_secret", "sk_test_anykey"}},
 		{"processor not a Stripe API", stripe("sk_test_anykey", notStripe.URL),
 			[]string{"STRIPE_API_BASE", notStripe.URL}, []string{"STRIPE_SECRET_KEY", "sk_test_anykey"}},
 		{"key rejected", stripe(wrongKey, proc.URL),

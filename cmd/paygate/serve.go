@@ -306,7 +306,7 @@ func processorError(cfg config, err error) error {
 	if cfg.Processor == "sim" {
 		return &configError{"PAYGATE_SIM_ADDR", fmt.Sprintf("the built-in processor simulator does not answer: %v", err)}
 	}
-	base := cfg.StripeAPIBase
+	base := redactURL(cfg.StripeAPIBase)
 	if base == "" {
 		base = stripe.APIURL + " (the default)"
 	}
@@ -327,6 +327,16 @@ func processorError(cfg config, err error) error {
 		msg = fmt.Sprintf("the processor at %s does not answer as a Stripe API does: %v", base, err)
 	}
 	return &configError{"STRIPE_API_BASE", hideKey(msg, cfg.StripeKey)}
+}
+
+// redactURL returns raw with the password of its user information replaced, so that an
+// error naming the processor's address never prints a secret.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }
 
 // hideKey removes the secret key from a message, should a processor echo it.
