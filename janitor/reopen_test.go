@@ -520,6 +520,9 @@ func TestReviewQueueOrderAndEvidence(t *testing.T) {
 		if len(it.Checks) != 2 || string(it.Checks[1]) != string(it.Evidence) {
 			t.Fatalf("charge %s: %d checks, want both, the last one the item's evidence", it.Charge.ID, len(it.Checks))
 		}
+		if it.Charge.ProcessorRef != "" {
+			t.Fatalf("charge %s: processor_ref %s, want none: the PaymentIntent found does not match it", it.Charge.ID, it.Charge.ProcessorRef)
+		}
 	}
 }
 

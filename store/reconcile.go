@@ -164,7 +164,10 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 		if err != nil {
 			return fmt.Errorf("store: record check: %w", err)
 		}
-		if r.PaymentIntent != "" {
+		// A PaymentIntent becomes the charge's processor_ref only when it is the charge's: one
+		// that does not match it, or one of several, is evidence for a person, not a reference
+		// to show the merchant or to read by from now on.
+		if reason := r.Check.Decision.Reason; r.PaymentIntent != "" && reason != reconcile.ReasonMismatch && reason != reconcile.ReasonDuplicate {
 			if _, err := tx.Exec(ctx, `UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`,
 				r.ChargeID, r.PaymentIntent); err != nil {
 				return fmt.Errorf("store: save processor_ref: %w", err)
