@@ -324,6 +324,9 @@ type chargeJSON struct {
 	// Chain lists the charges of the reattempt chain, oldest first.
 	Chain           []store.ChainStep `json:"chain,omitempty"`
 	NextReattemptAt *time.Time        `json:"next_reattempt_at,omitempty"`
+	// ReferenceDuplicateOf, set only on a charge found paid while another live charge held its
+	// reference, names that charge: two payments for one order.
+	ReferenceDuplicateOf string `json:"reference_duplicate_of,omitempty"`
 }
 
 type attemptJSON struct {
@@ -354,7 +357,8 @@ func chargeView(c *charge.Charge, detail bool) chargeJSON {
 		Attempts: c.Attempts, IdempotencyKey: c.IdempotencyKey, PaymentMethod: c.PaymentMethod,
 		Customer: optional(c.Customer), Initiator: c.Initiator, Reattempt: string(c.ReattemptMode),
 		ReattemptOf: optional(c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
-		NextReattemptAt: c.NextReattemptAt,
+		NextReattemptAt:      c.NextReattemptAt,
+		ReferenceDuplicateOf: c.ReferenceDuplicateOf,
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}

@@ -85,6 +85,9 @@ type Charge struct {
 	AttemptsDetail   []Attempt
 	// NextReattemptAt is when the next step of an automatic reattempt chain is due.
 	NextReattemptAt *time.Time
+	// ReferenceDuplicateOf names the live charge that held this charge's reference when the
+	// processor's evidence brought this one back to life: two payments for one order.
+	ReferenceDuplicateOf string
 }
 
 // Failure says why a charge failed and whether the same request may be sent again.

@@ -602,4 +602,16 @@ func TestReopenWhileAnotherChargeHoldsTheReference(t *testing.T) {
 	if !found {
 		t.Fatal("no duplicate_reference event in the charge's trail")
 	}
+	// The next check settles it: succeeded, and still first in line, for a refund.
+	if d := b.check(t, first); d.Kind != reconcile.KindResolve || d.Outcome != reconcile.OutcomeSucceeded {
+		t.Fatalf("check of the reopened charge: got %+v, want it resolved succeeded", d)
+	}
+	q, err := b.db.ReviewQueue(b.ctx, b.merchant, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q) == 0 || q[0].Charge.ID != first || q[0].Rank != 1 || q[0].Reason != "duplicate_payment" ||
+		q[0].Charge.Status != charge.StatusSucceeded || q[0].Charge.ReferenceDuplicateOf != second {
+		t.Fatalf("review queue after the duplicate settled: %+v, want it first, rank 1, duplicate_payment of %s", q, second)
+	}
 }

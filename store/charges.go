@@ -23,7 +23,7 @@ const chargeColumns = `c.id, c.merchant_id, c.amount, c.currency, c.payment_meth
 	c.failure_retryable, c.decline, c.attempts, c.first_sent_at, c.created_at, c.updated_at,
 	COALESCE((SELECT k.key FROM idempotency_keys k WHERE k.charge_id = c.id ORDER BY k.created_at LIMIT 1), ''),
 	COALESCE(c.chain, c.id), c.card_fingerprint, COALESCE(c.card_network, ''), COALESCE(c.card_exp_month, 0),
-	COALESCE(c.card_exp_year, 0), c.next_reattempt_at`
+	COALESCE(c.card_exp_year, 0), c.next_reattempt_at, COALESCE(c.reference_duplicate_of, '')`
 
 func scanCharge(row pgx.Row) (*charge.Charge, error) {
 	var (
@@ -39,7 +39,8 @@ func scanCharge(row pgx.Row) (*charge.Charge, error) {
 		&c.Reference, &c.Initiator, &c.ReattemptMode, &c.ReattemptOf, &meta, &c.Status,
 		&c.ProcessorKey, &c.ProcessorAccount, &c.ProcessorRef, &failCode,
 		&failRetry, &decline, &c.Attempts, &c.FirstSentAt, &c.CreatedAt, &c.UpdatedAt,
-		&c.IdempotencyKey, &c.Chain, &fpr, &card.Network, &card.ExpMonth, &card.ExpYear, &c.NextReattemptAt)
+		&c.IdempotencyKey, &c.Chain, &fpr, &card.Network, &card.ExpMonth, &card.ExpYear, &c.NextReattemptAt,
+		&c.ReferenceDuplicateOf)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -120,11 +121,14 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 	return out, err
 }
 
+// liveReattemptSQL finds the live reattempt of chain $1 other than the charge $2.
+const liveReattemptSQL = `SELECT id FROM charges WHERE chain = $1 AND reattempt_of IS NOT NULL AND id <> $2
+	AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`
+
 // liveReattempt returns the live reattempt of chain other than the charge except.
 func liveReattempt(ctx context.Context, q querier, chain, except string) (string, error) {
 	var id string
-	err := q.QueryRow(ctx, `SELECT id FROM charges WHERE chain = $1 AND reattempt_of IS NOT NULL AND id <> $2
-		AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`, chain, except).Scan(&id)
+	err := q.QueryRow(ctx, liveReattemptSQL, chain, except).Scan(&id)
 	if err != nil {
 		return "", fmt.Errorf("store: live reattempt: %w", interpretError(err))
 	}
@@ -210,27 +214,45 @@ func (db *DB) beginNew(ctx context.Context, p charge.BeginParams) (out charge.Be
 	)
 	account, cardFP := lockedCard(p)
 	withHistory := p.Admit != nil && p.Card != nil
+	// A reattempt looks for a live reattempt of its chain first: the order may be paid,
+	// whatever the card rules would say (the unique index charges_live_reattempt decides a
+	// race).
+	withLive := p.New.ReattemptOf != ""
+	var live string
 	b := &pgx.Batch{}
 	b.Queue(bindKeySQL, p.MerchantID, p.Key, p.Fingerprint[:], idempotency.PointCreated, p.LockFor, account, cardFP, p.New.ID)
 	if withHistory {
 		b.Queue(cardHistorySQL, account, cardFP, maxCardHistory)
 	}
+	if withLive {
+		b.Queue(liveReattemptSQL, p.New.Chain, p.New.ID)
+	}
 	err = tx.send(ctx, b, false, func(br pgx.BatchResults) error {
 		if err := br.QueryRow().Scan(&now, &inserted, new(int)); err != nil {
 			return fmt.Errorf("store: bind key: %w", interpretError(err))
 		}
-		if !withHistory {
-			return nil
+		if withHistory {
+			rows, err := br.Query()
+			if err != nil {
+				return fmt.Errorf("store: card history: %w", err)
+			}
+			if hist, err = collectHistory(rows); err != nil {
+				return err
+			}
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return fmt.Errorf("store: card history: %w", err)
+		if withLive {
+			if err := br.QueryRow().Scan(&live); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("store: live reattempt: %w", err)
+			}
 		}
-		hist, err = collectHistory(rows)
-		return err
+		return nil
 	})
 	if err != nil || !inserted {
 		return out, false, err
+	}
+	if live != "" {
+		// Nothing is committed: the key stays free, as the charge is never created.
+		return charge.Begun{Now: now, LiveReattempt: live}, true, nil
 	}
 	out = newKeyBegun(p, now)
 	plan, err := planCreation(p, now, hist, creationNewKey, &out)

@@ -58,9 +58,18 @@ func TestOneLiveReattemptPerChain(t *testing.T) {
 	if err != nil || first.Status != 200 {
 		t.Fatalf("first reattempt: %d %s, %v; want succeeded", first.Status, first.Body, err)
 	}
-	_, err = reattempt("re-2", "pm_newer")
-	var live *charge.DuplicateReattemptError
-	if !errors.As(err, &live) || live.ChargeID != idOf(first) {
-		t.Fatalf("second reattempt: %v, want refused naming %s", err, idOf(first))
+	// Another card, or the original card (which the network rules alone would refuse as
+	// fix data first): refused because the order is paid, naming the live reattempt.
+	for _, pm := range []string{"pm_newer", ""} {
+		_, err = reattempt("re-"+pm, pm)
+		var live *charge.DuplicateReattemptError
+		if !errors.As(err, &live) || live.ChargeID != idOf(first) {
+			t.Fatalf("reattempt with %q after a live one: %v, want refused naming %s", pm, err, idOf(first))
+		}
+	}
+	// The first reattempt's own key still replays its answer.
+	again, err := reattempt("re-1", "pm_new")
+	if err != nil || again.Status != 200 || !again.Replayed {
+		t.Fatalf("the first reattempt's key again: %d %s, %v; want its answer replayed", again.Status, again.Body, err)
 	}
 }

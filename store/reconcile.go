@@ -126,19 +126,24 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 		r := rec // each run of the transaction decides from the record as given
 		var (
 			status, manual, reason string
-			inReview               bool
+			inReview, duplicate    bool
 			rank                   int
 		)
 		if err := tx.QueryRow(ctx, `
 			SELECT c.status, COALESCE(r.manual_outcome, ''), COALESCE(r.in_review, false), COALESCE(r.review_rank, 0),
-				COALESCE(r.review_reason, '')
+				COALESCE(r.review_reason, ''), c.reference_duplicate_of IS NOT NULL
 			  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
 			 WHERE c.id = $1
-			 FOR UPDATE OF c`, r.ChargeID).Scan(&status, &manual, &inReview, &rank, &reason); err != nil {
+			 FOR UPDATE OF c`, r.ChargeID).Scan(&status, &manual, &inReview, &rank, &reason, &duplicate); err != nil {
 			return fmt.Errorf("store: lock charge: %w", interpretError(err))
 		}
 		if settled := settledOutcome(charge.Status(status), manual); settled != "" && settled != r.Check.Manual {
 			r = r.against(settled)
+		}
+		if duplicate && r.Resolve != nil && r.Resolve.Status == charge.StatusSucceeded {
+			// A second payment for one order, now proven: it stays first in line until a
+			// person refunds one and resolves it.
+			r.Review, r.ReviewReason, r.Rank = true, ReasonDuplicatePayment, 1
 		}
 		if r.Resolve == nil && inReview && rank > r.Rank {
 			// A reopened charge stays first in line until something resolves it.
@@ -280,6 +285,10 @@ func duplicateEvent(ctx context.Context, tx pgx.Tx, chargeID, actor string, othe
 		" holds its reference: two payments for one order; refund one"
 	return event(ctx, tx, chargeID, actor, "duplicate_reference", "", before, after, note, nil)
 }
+
+// ReasonDuplicatePayment is the review reason of a charge found paid while another live charge
+// holds its reference: two payments for one order, one to refund.
+const ReasonDuplicatePayment = "duplicate_payment"
 
 // isLive reports whether a charge in status s holds its reference (see charges_live_reference).
 func isLive(s charge.Status) bool {
