@@ -18,6 +18,14 @@ function pick(r, ...names) {
  * either spelling (max_reattempts_30d or max_visa_reattempts_30d, ...), and
  * violations may be a count or the list of offending attempts.
  */
+/** merchantsText names the merchants of a row the reader may see, and counts the others. */
+export function merchantsText(r) {
+  const others = (r.merchantCount ?? r.merchants.length) - r.merchants.length;
+  const named = r.merchants.join(', ');
+  if (others > 0) return named ? `${named} (+${others} other${others > 1 ? 's' : ''})` : `${others} other${others > 1 ? 's' : ''}`;
+  return named || DASH;
+}
+
 export function normalize(r) {
   const v = r.violations;
   const list = Array.isArray(v) ? v : [];
@@ -26,7 +34,10 @@ export function normalize(r) {
     account: typeof r.processor_account === 'string' ? r.processor_account : '',
     fingerprint: typeof r.fingerprint === 'string' ? r.fingerprint : '',
     network: typeof r.network === 'string' ? r.network.toLowerCase() : '',
-    merchants: Array.isArray(r.merchants) ? r.merchants.map(String) : [],
+    // merchant_ids names the merchants the reader may see; merchants counts them all.
+    merchants: Array.isArray(r.merchant_ids) ? r.merchant_ids.map(String)
+      : (Array.isArray(r.merchants) ? r.merchants.map(String) : []),
+    merchantCount: typeof r.merchants === 'number' ? r.merchants : undefined,
     attempts: pick(r, 'attempts'),
     declines: pick(r, 'declines'),
     byClass: r.declines_by_class && typeof r.declines_by_class === 'object' ? r.declines_by_class : null,
@@ -107,7 +118,7 @@ function row(r) {
     h('td', {class: 'card-cell'},
       h('div', {class: 'mono nowrap'}, r.fingerprint || DASH),
       h('div', {class: 'small muted nowrap'}, badge(r.network || 'unknown', 'network'), ' ', h('span', {class: 'mono'}, r.account || DASH))),
-    h('td', {class: 'small'}, r.merchants.length ? r.merchants.join(', ') : DASH),
+    h('td', {class: 'small'}, merchantsText(r)),
     h('td', {class: 'num'}, num(r.attempts)),
     h('td', {class: 'num'}, num(r.declines),
       h('div', {class: 'small muted'}, counts(r.byClass, CLASS_ORDER)),
