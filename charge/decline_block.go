@@ -42,13 +42,21 @@ func Classify(d *processor.Decline, network string) decline.Classification {
 	})
 }
 
-// cardOutcome is what a charge's outcome adds to its card's history; nil for a failed
-// charge, which never reached the card network.
-func cardOutcome(status Status, cl decline.Classification) *CardOutcome {
+// cardOutcome is what a charge's outcome adds to its card's history, given the status of the
+// PaymentIntent the processor last answered with (empty when none); nil for a failed charge,
+// which never reached the card network.
+func cardOutcome(status Status, cl decline.Classification, processorStatus string) *CardOutcome {
 	switch status {
 	case StatusSucceeded:
 		return &CardOutcome{Outcome: decline.Approved}
 	case StatusPending:
+		if processorStatus == "requires_action" {
+			// The PaymentIntent waits for the cardholder's authentication: no authorization
+			// reached the card network, so the attempt takes no slot of the network caps.
+			// Reconciliation puts it back in the card's history if the payment is
+			// authorized after all.
+			return &CardOutcome{Outcome: NoCardAttempt}
+		}
 		return &CardOutcome{Outcome: decline.Pending}
 	case StatusDeclined:
 		o := decline.Declined
@@ -69,7 +77,7 @@ func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, now time
 		network = c.Card.Network
 	}
 	cl := Classify(d, network)
-	co := cardOutcome(StatusDeclined, cl)
+	co := cardOutcome(StatusDeclined, cl, "")
 	blk, _ := declineBlock(c, d, cl, co, h, now, caps)
 	return blk, co
 }

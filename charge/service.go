@@ -323,14 +323,7 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 		network = c.Card.Network
 	}
 	cl := Classify(out.Evidence, network)
-	co := cardOutcome(c.Status, cl)
-	if c.Status == StatusPending && out.ProcessorStatus == "requires_action" {
-		// The PaymentIntent under the charge's key waits for the cardholder's
-		// authentication: no authorization reached the card network, so the attempt takes
-		// no slot of the network caps. Reconciliation puts it back in the card's history if
-		// the payment is authorized after all.
-		co = &CardOutcome{Outcome: NoCardAttempt}
-	}
+	co := cardOutcome(c.Status, cl, out.ProcessorStatus)
 	var next *NextReattempt
 	if c.Status == StatusDeclined {
 		var v decline.Verdict

@@ -134,38 +134,30 @@ func (w *worker) Timeout(*river.Job[Args]) time.Duration { return time.Minute }
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	a := job.Args
 	resp, err := w.r.engine.AutoReattempt(ctx, a.MerchantID, a.DeclinedID, a.NextID)
-	var refused *charge.ReattemptRefusedError
-	if errors.As(err, &refused) && refused.Verdict.Reason == decline.ReasonTooEarly && !refused.Verdict.NotBefore.IsZero() {
+	var (
+		refused *charge.ReattemptRefusedError
+		live    *charge.DuplicateReattemptError
+	)
+	switch {
+	case errors.As(err, &refused) && refused.Verdict.Reason == decline.ReasonTooEarly && !refused.Verdict.NotBefore.IsZero():
 		// The card's history moved the step's slot (a Mastercard advice delay, or another
 		// decline meanwhile): the step waits for it, and the rules decide again then.
 		at := refused.Verdict.NotBefore
 		w.r.log.Info("automatic reattempt deferred by the network rules", zap.String("charge_id", a.DeclinedID),
 			zap.String("reason", string(refused.Verdict.Reason)), zap.Time("not_before", at))
-		if err := w.r.store.DeferChain(ctx, a.DeclinedID, at, string(refused.Verdict.Reason)); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("defer the chain of %s: %w", a.DeclinedID, err)
-		}
-		return nil
-	}
-	var live *charge.DuplicateReattemptError
-	if errors.As(err, &live) {
+		return ignoreNotFound(w.r.store.DeferChain(ctx, a.DeclinedID, at, string(refused.Verdict.Reason)), "defer", a.DeclinedID)
+	case errors.As(err, &live):
 		// Another reattempt of the chain (the merchant's own, say) is pending or succeeded:
 		// the declined charge may be paid, and the automatic chain ends here.
 		w.r.log.Info("automatic reattempt chain stopped: another reattempt is live", zap.String("charge_id", a.DeclinedID),
 			zap.String("live_charge_id", live.ChargeID))
-		if err := w.r.store.EndChain(ctx, a.DeclinedID, "reattempt_live"); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("end the chain of %s: %w", a.DeclinedID, err)
-		}
-		return nil
-	}
-	if errors.As(err, &refused) {
+		return ignoreNotFound(w.r.store.EndChain(ctx, a.DeclinedID, "reattempt_live"), "end", a.DeclinedID)
+	case errors.As(err, &refused):
 		// The network rules end the chain here: an answer, not a failure of the job. The
 		// step is no longer due, so no sweep enqueues it again.
 		w.r.log.Info("automatic reattempt chain stopped by the network rules", zap.String("charge_id", a.DeclinedID),
 			zap.String("reason", string(refused.Verdict.Reason)))
-		if err := w.r.store.EndChain(ctx, a.DeclinedID, string(refused.Verdict.Reason)); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("end the chain of %s: %w", a.DeclinedID, err)
-		}
-		return nil
+		return ignoreNotFound(w.r.store.EndChain(ctx, a.DeclinedID, string(refused.Verdict.Reason)), "end", a.DeclinedID)
 	}
 	if err != nil {
 		return fmt.Errorf("automatic reattempt of %s: %w", a.DeclinedID, err)
@@ -178,4 +170,13 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	w.r.log.Info("automatic reattempt", zap.String("charge_id", a.NextID), zap.String("reattempt_of", a.DeclinedID),
 		zap.Int("http_status", resp.Status))
 	return nil
+}
+
+// ignoreNotFound returns the error of a change (what: "end", "defer") to a chain, nil when the
+// chain had no step left to change: a sweep or a replay got there first.
+func ignoreNotFound(err error, what, declinedID string) error {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return fmt.Errorf("%s the chain of %s: %w", what, declinedID, err)
 }
