@@ -32,6 +32,7 @@ func main() {
 	rssPID := flag.Int("rss-pid", 0, "process whose RSS to report")
 	rate := flag.Float64("rate", 0, "open loop: requests per second (0: closed loop with -c clients)")
 	warmup := flag.Duration("warmup", 0, "open loop: send at the rate for this long first, without recording (connections, caches and the database reach their steady state)")
+	trace := flag.String("trace", "", "open loop: write each recorded request's send time (ms after the first) and latency (ms) to this file, to find stalls")
 	cards := flag.Int("cards", 1000, "distinct cards (at most 9999) the charges are spread over: the network rules lock per card")
 	flag.Parse()
 
@@ -81,11 +82,12 @@ func main() {
 		mu   sync.Mutex
 		lats []time.Duration
 		bad  int
+		tr   []string
 	)
 	var wg sync.WaitGroup
 	begin := time.Now()
 	if *rate > 0 {
-		openLoop(send, *rate, *dur, func(d time.Duration, status int, err error) {
+		openLoop(send, *rate, *dur, func(at time.Time, d time.Duration, status int, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil || (status != 200 && status != 201) {
@@ -93,6 +95,9 @@ func main() {
 				return
 			}
 			lats = append(lats, d)
+			if *trace != "" {
+				tr = append(tr, fmt.Sprintf("%.3f %.3f", float64(at.Sub(begin).Microseconds())/1000, float64(d.Microseconds())/1000))
+			}
 		})
 	}
 	for range *conc * boolInt(*rate == 0) {
@@ -117,6 +122,12 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(begin)
+	if *trace != "" {
+		if err := os.WriteFile(*trace, []byte(strings.Join(tr, "\n")+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+	}
 	slices.Sort(lats)
 	pct := func(p float64) float64 {
 		if len(lats) == 0 {
@@ -140,9 +151,9 @@ func cpuMS() float64 {
 }
 
 // openLoop sends a request every 1/rate for d, whatever the answers' latency, and waits
-// for the answers; record (nil: none) gets each one.
+// for the answers; record (nil: none) gets each one with the time it was sent.
 func openLoop(send func(context.Context) (time.Duration, int, error), rate float64, d time.Duration,
-	record func(time.Duration, int, error)) {
+	record func(time.Time, time.Duration, int, error)) {
 	var wg sync.WaitGroup
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer tick.Stop()
@@ -151,9 +162,10 @@ func openLoop(send func(context.Context) (time.Duration, int, error), rate float
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			at := time.Now()
 			lat, status, err := send(context.Background())
 			if record != nil {
-				record(lat, status, err)
+				record(at, lat, status, err)
 			}
 		}()
 	}
