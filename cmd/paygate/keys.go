@@ -74,14 +74,11 @@ func runKeys(ctx context.Context, args []string, stdout io.Writer, getenv func(s
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: 2})
+	db, err := openReady(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.Ready(ctx); err != nil {
-		return err
-	}
 	switch sub {
 	case "create":
 		k, err := apikey.Generate()

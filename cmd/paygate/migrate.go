@@ -37,3 +37,17 @@ func runMigrate(ctx context.Context, args []string, stdout io.Writer, getenv fun
 	fmt.Fprintf(stdout, "paygate: schema at version %d (%d migrations applied now)\n", st.Current, len(applied))
 	return nil
 }
+
+// openReady opens a small pool on the configured database for a one-shot command, and
+// checks that the schema is current: a command run before `paygate migrate` says so.
+func openReady(ctx context.Context, cfg config) (*store.DB, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: 2})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Ready(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}

@@ -64,14 +64,11 @@ func runReport(ctx context.Context, args []string, stdout io.Writer, getenv func
 	if err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: 2})
+	db, err := openReady(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := db.Ready(ctx); err != nil {
-		return err
-	}
 	rep, err := newReports(db, cfg).Reattempts(ctx, q)
 	var qe *report.QueryError
 	if errors.As(err, &qe) {
