@@ -6,7 +6,8 @@ import (
 )
 
 // Backoff is capped exponential backoff with full jitter: before retry n
-// (n = 0 for the first retry) the loop waits a uniform random delay in
+// (n = 0 for the first retry) the loop waits a uniform random delay, in whole
+// milliseconds once the ceiling reaches one, in
 // [0, min(Cap, Base·2^n)).
 //
 // The zero value, and any non-positive Base or Cap, gives no delay.
@@ -42,13 +43,21 @@ func (b Backoff) Delay(n int, r *rand.Rand) time.Duration {
 	return jitter(b.Ceiling(n), r)
 }
 
-// jitter returns a uniform random duration in [0, ceiling).
+// jitter returns a uniform random duration in [0, ceiling), in whole milliseconds when the
+// ceiling is at least one: a finer wait buys nothing, and whole milliseconds keep a
+// timeline's figures exact (an attempt's start plus its latency and delay is the next
+// one's start, its start plus its remaining time is the deadline).
 func jitter(ceiling time.Duration, r *rand.Rand) time.Duration {
 	if ceiling <= 0 {
 		return 0
 	}
-	if r == nil {
-		return time.Duration(rand.Int64N(int64(ceiling)))
+	unit := time.Duration(1)
+	if ceiling >= time.Millisecond {
+		unit = time.Millisecond
 	}
-	return time.Duration(r.Int64N(int64(ceiling)))
+	n := int64(ceiling / unit)
+	if r == nil {
+		return time.Duration(rand.Int64N(n)) * unit
+	}
+	return time.Duration(r.Int64N(n)) * unit
 }

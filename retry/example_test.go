@@ -91,9 +91,9 @@ func ExampleRun() {
 	}
 	fmt.Println(rep.Result, "after", rep.Retries(), "retries; stop:", rep.Stop)
 	// Output:
-	// attempt 1 at    0ms key pg_ch_42: retry   503  cap 500ms delay 385ms tokens 20.00 → 19.00
+	// attempt 1 at    0ms key pg_ch_42: retry   503  cap 500ms delay 384ms tokens 20.00 → 19.00
 	// attempt 2 at  424ms key pg_ch_42: retry   503  cap 1s    delay 616ms tokens 19.42 → 18.42
-	// attempt 3 at 1081ms key pg_ch_42: success 200  cap 0s    delay 0s    tokens 19.23 → 19.23
+	// attempt 3 at 1080ms key pg_ch_42: success 200  cap 0s    delay 0s    tokens 19.23 → 19.23
 	// succeeded after 2 retries; stop: succeeded
 }
 
