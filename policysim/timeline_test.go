@@ -428,3 +428,27 @@ func TestDateWithinTheBoundIsUsed(t *testing.T) {
 		t.Errorf("retry_after_ms: got %v, want 3000", deref(l.RetryAfterMs))
 	}
 }
+
+// TestTimelineAddsUp checks that a timeline's whole milliseconds add up: an attempt's start
+// plus its latency and delay is the next one's start, and its start plus its remaining time
+// is the deadline, whatever the jitter drew.
+func TestTimelineAddsUp(t *testing.T) {
+	const latency, deadline = 37, 60000
+	steps := strings.Repeat(`{"status": 503, "latency_ms": 37}, `, 9) + `{"status": 200, "latency_ms": 37}`
+	f := mustParse(t, withScript(`"policy": {"base_ms": 100, "cap_ms": 5000, "max_attempts": 10,
+		"deadline_ms": 60000, "budget": {"ratio": 0.1, "min_per_sec": 1, "burst": 100}},`, "["+steps+"]"))
+	for seed := uint64(1); seed <= 50; seed++ {
+		lines := mustScript(t, f, seed).Attempts()
+		if len(lines) != 10 {
+			t.Fatalf("seed %d: got %d attempts, want 10", seed, len(lines))
+		}
+		for i, l := range lines {
+			if l.AtMs+l.RemainingMs != deadline {
+				t.Errorf("seed %d attempt %d: at_ms %d + remaining_ms %d, want %d", seed, l.N, l.AtMs, l.RemainingMs, deadline)
+			}
+			if i > 0 && lines[i-1].AtMs+latency+lines[i-1].DelayMs != l.AtMs {
+				t.Errorf("seed %d attempt %d: at_ms %d, want %d + %d + %d", seed, l.N, l.AtMs, lines[i-1].AtMs, latency, lines[i-1].DelayMs)
+			}
+		}
+	}
+}
