@@ -171,6 +171,31 @@ func TestServeConfigurationErrors(t *testing.T) {
 	}
 }
 
+// TestSimAddressErrors: paygate sim names a bad or busy address as the caller gave it, the
+// flag or the variable behind its default, in one line.
+func TestSimAddressErrors(t *testing.T) {
+	t.Parallel()
+	bin := binary(t)
+	busy := busyAddr(t)
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		args  []string
+		names []string
+	}{
+		{"variable not an address", []string{"PAYGATE_SIM_ADDR=bogus"}, nil, []string{"PAYGATE_SIM_ADDR", "HOST:PORT"}},
+		{"flag not an address", nil, []string{"--addr", "bogus"}, []string{"--addr", "HOST:PORT"}},
+		{"variable's address in use", []string{"PAYGATE_SIM_ADDR=" + busy}, nil, []string{"PAYGATE_SIM_ADDR", "address already in use"}},
+		{"flag's address in use", []string{"PAYGATE_SIM_ADDR=bogus"}, []string{"--addr", busy}, []string{"--addr", "address already in use"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := runBinary(t, bin, 30*time.Second, tc.env, append([]string{"sim"}, tc.args...)...)
+			wantOneLine(t, got, 1, tc.names, nil)
+		})
+	}
+}
+
 // TestUnexpectedArguments: a command that takes no positional arguments refuses one with
 // exit 2 and one line holding its usage, before it touches the database (no key is
 // created), and a keys subcommand refuses the flags of another.

@@ -27,14 +27,21 @@ func runSim(ctx context.Context, args []string, stderr io.Writer, getenv func(st
 	if fs.NArg() != 0 {
 		return &usageError{fmt.Sprintf("sim takes no arguments besides --addr and --account, got %q (%s)", fs.Arg(0), simUsage)}
 	}
-	if err := checkAddr("--addr", *addr); err != nil {
+	// A bad address is named as the caller gave it: the flag, or the variable behind its default.
+	source := "--addr"
+	addrSet := false
+	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	if !addrSet && getenv("PAYGATE_SIM_ADDR") != "" {
+		source = "PAYGATE_SIM_ADDR"
+	}
+	if err := checkAddr(source, *addr); err != nil {
 		return err
 	}
 	log := newLogger(orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"), stderr)
 	defer log.Sync() //nolint:errcheck
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return fmt.Errorf("paygate: sim: %w", err)
+		return &configError{Var: source, Msg: fmt.Sprintf("cannot listen on %s: %v", *addr, listenReason(err))}
 	}
 	s := sim.New(sim.Config{AccountID: *account, Logger: log.Named("sim")})
 	log.Info("processor simulator serving", zap.String("addr", ln.Addr().String()), zap.String("account", s.AccountID()))
