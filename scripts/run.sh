@@ -20,13 +20,31 @@ fi
 bin/paygate migrate
 [ "$mode" = migrate ] && exit 0
 
+# The keys are created and printed once serve answers, so a bad setting leaves serve's one
+# line naming it, and no keys. An address another process listens on is refused first: it
+# would answer in serve's place.
+addr=${PAYGATE_ADDR:-127.0.0.1:8080}
+host=${addr%:*}; host=${host#[}; host=${host%]}
+if (exec 3<>"/dev/tcp/$host/${addr##*:}") 2>/dev/null; then
+  echo "paygate: PAYGATE_ADDR: cannot listen on $addr: address already in use" >&2
+  exit 1
+fi
+bin/paygate serve &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; scripts/pg.sh stop .data/pg' EXIT INT TERM
+for _ in $(seq 1 600); do
+  if ! kill -0 "$pid" 2>/dev/null; then
+    status=0; wait "$pid" || status=$?
+    exit "$status"
+  fi
+  curl -fs -o /dev/null "http://$addr/healthz" && break
+  sleep 0.1
+done
+
 # One development key per role for the merchant "dev", printed for the developer.
 echo "development API keys (merchant dev):"
 for role in checkout operator auditor; do
   printf '  %-9s %s\n' "$role" "$(bin/paygate keys create --merchant dev --role "$role")"
 done
-echo "gateway on http://${PAYGATE_ADDR:-127.0.0.1:8080} (Ctrl-C stops it)"
-bin/paygate serve &
-pid=$!
-trap 'kill -TERM $pid 2>/dev/null; wait $pid; scripts/pg.sh stop .data/pg' EXIT INT TERM
+echo "gateway on http://$addr (Ctrl-C stops it)"
 wait $pid
