@@ -78,21 +78,22 @@ func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, now time
 	}
 	cl := Classify(d, network)
 	co := cardOutcome(StatusDeclined, cl, "")
-	blk, _ := declineBlock(c, d, cl, co, h, now, caps)
+	blk, _ := declineBlock(c, d, cl, co, h, now, now, caps)
 	return blk, co
 }
 
 // declineBlock renders the decline block of charge c, declined at now: the classification
 // and the network rules' verdict on reattempting the card in c's chain, over the card's
-// history with this decline added.
-func declineBlock(c *Charge, d *processor.Decline, cl decline.Classification, co *CardOutcome, h decline.History, now time.Time, caps decline.Caps) (json.RawMessage, decline.Verdict) {
+// history with this decline added at the time the card's history records it (at), so that
+// the block's not_before is the one a reattempt is later refused with.
+func declineBlock(c *Charge, d *processor.Decline, cl decline.Classification, co *CardOutcome, h decline.History, at, now time.Time, caps decline.Caps) (json.RawMessage, decline.Verdict) {
 	blk := DeclineJSON{Code: cl.Code, Network: string(cl.Network), Category: int(cl.Category), Class: cl.Class, Evidence: d}
 	next := decline.Next{At: now, Chain: c.Chain}
 	if c.Card != nil {
 		next.Network, next.Expiry = decline.ParseNetwork(c.Card.Network), c.Card.Expiry()
 	}
 	h = append(append(decline.History(nil), h...), decline.Attempt{
-		Charge: c.ID, Chain: c.Chain, At: now, Outcome: co.Outcome, Class: co.Class, Network: next.Network,
+		Charge: c.ID, Chain: c.Chain, At: at, Outcome: co.Outcome, Class: co.Class, Network: next.Network,
 		MAC: co.MAC, Expiry: next.Expiry, CapReached: co.CapReached,
 	})
 	v := decline.Check(h, next, caps)

@@ -327,8 +327,9 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	var next *NextReattempt
 	if c.Status == StatusDeclined {
 		var v decline.Verdict
+		// The card's history records the attempt at now, the database's time of the intent.
 		declinedAt := now.Add(time.Since(started))
-		c.Decline, v = declineBlock(c, out.Evidence, cl, co, history, declinedAt, s.caps)
+		c.Decline, v = declineBlock(c, out.Evidence, cl, co, history, now, declinedAt, s.caps)
 		next = nextReattempt(c, v, declinedAt)
 		if next != nil {
 			at := next.At.UTC()

@@ -56,6 +56,11 @@ func TestDeclinesAndReattempts(t *testing.T) {
 	if err != nil || nb.Before(time.Now().Add(23*time.Hour)) {
 		t.Fatalf("not_before: got %v (%v), want about a day from now", errorOf(early)["not_before"], err)
 	}
+	// The decline block announced the very slot the refusal names.
+	announced := funds.json(t)["decline"].(map[string]any)["reattempt"].(map[string]any)["not_before"]
+	if announced != errorOf(early)["not_before"] {
+		t.Fatalf("not_before: the decline block says %v, the refusal %v; want the same instant", announced, errorOf(early)["not_before"])
+	}
 
 	// A fix-data decline clears only with new card data: another expiry of the same card.
 	expired := g.charge(k, "d4", body("pm_sim_decline_expired_card_visa_54_card7"))
