@@ -27,15 +27,15 @@ type Findings struct {
 	// DeclinesByClass counts declined attempts per class; an attempt
 	// without a usable class counts as [Generic].
 	DeclinesByClass map[Class]int `json:"declines_by_class"`
-	// Reattempts counts authorizations sent after a decline (or a pending
-	// attempt) with no approval between, on any network.
+	// Reattempts counts authorizations sent after a decline with no
+	// approval between, on any network (a pending attempt neither opens nor
+	// ends a run; see [Pending]).
 	Reattempts int `json:"reattempts"`
 	// MaxVisaReattempts30d is the largest number of reattempts on Visa (or
 	// an unknown network) in any rolling 30 days.
 	MaxVisaReattempts30d int `json:"max_visa_reattempts_30d"`
-	// MaxMastercardDeclines24h is the largest number of declines and
-	// pending attempts on Mastercard (or an unknown network) in any rolling
-	// 24 hours.
+	// MaxMastercardDeclines24h is the largest number of declines on
+	// Mastercard (or an unknown network) in any rolling 24 hours.
 	MaxMastercardDeclines24h int `json:"max_mastercard_declines_24h"`
 	// MaxMastercardDeclines30d is the same over any rolling 30 days.
 	MaxMastercardDeclines30d int `json:"max_mastercard_declines_30d"`
@@ -43,7 +43,8 @@ type Findings struct {
 	// time order, against what the gateway knew when it sent the attempt.
 	Violations []Violation `json:"violations"`
 	// InHindsight lists each attempt that broke a rule only in hindsight:
-	// sent while the earlier attempt whose outcome forbids it was still
+	// sent while an earlier attempt whose outcome forbids it (a never-class
+	// or advice decline, or a decline that made the cap's count) was still
 	// unknown to the gateway (pending; see [Attempt.KnownAt]). Enforcement
 	// could not have refused it; the network may still count it.
 	InHindsight []Violation `json:"in_hindsight"`
@@ -59,9 +60,13 @@ type Findings struct {
 // attempt was sent, and listed in InHindsight when it was found only later);
 //   - visa_30d: each reattempt on Visa (or an unknown network) that makes
 //     more than caps.VisaReattempts30d in the 30 days ending at it;
-//   - mastercard_24h, mastercard_30d: each decline or pending attempt on
-//     Mastercard (or an unknown network) that makes more than the cap in the
-//     24 hours or 30 days ending at it.
+//   - mastercard_24h, mastercard_30d: each decline on Mastercard (or an
+//     unknown network) that makes more than the cap in the 24 hours or 30
+//     days ending at it;
+//
+// (a cap broken on the outcomes as they are now is a violation when it was
+// broken on the outcomes known when the attempt was sent too, and listed in
+// InHindsight otherwise).
 //
 // Windows are half-open, (t−w, t]. The reattempt report runs Audit over the
 // stored history; it shares no counting code with [Check], so a fault in
@@ -94,8 +99,7 @@ func Audit(h History, caps Caps) Findings {
 			f.Declines++
 			f.DeclinesByClass[a.Class.orGeneric()]++
 		case Pending:
-			reattempt[i] = open
-			open = true
+			reattempt[i] = open // sent during a run; it neither opens nor ends one
 		}
 		if reattempt[i] {
 			f.Reattempts++
@@ -105,7 +109,7 @@ func Audit(h History, caps Caps) Findings {
 	isVisa := func(i int) bool { return reattempt[i] && hist[i].Network.visaRules() }
 	isMCDecline := func(i int) bool {
 		o := hist[i].Outcome.orPending()
-		return (o == Declined || o == Pending) && hist[i].Network.mastercardRules()
+		return o == Declined && hist[i].Network.mastercardRules()
 	}
 	// inWindow counts the attempts j <= i that match and fall in the window
 	// of length w that ends at attempt i.
@@ -152,27 +156,68 @@ func Audit(h History, caps Caps) Findings {
 				f.InHindsight = append(f.InHindsight, Violation{Charge: a.Charge, At: a.At, Rule: r.rule})
 			}
 		}
+		// A cap broken on the outcomes as they are now was broken against what the
+		// gateway knew only if the outcomes known at a.At break it too.
+		capFlag := func(rule Rule, w time.Duration, n, limit int, known func(i int) func(int) bool) {
+			if n <= limit {
+				return
+			}
+			if k := inWindow(i, w, known(i)); k > limit {
+				flag(rule, k, limit)
+				return
+			}
+			f.InHindsight = append(f.InHindsight, Violation{Charge: a.Charge, At: a.At, Rule: rule, Count: n, Limit: limit})
+		}
 		if isVisa(i) {
 			n := inWindow(i, visaWindow, isVisa)
 			f.MaxVisaReattempts30d = max(f.MaxVisaReattempts30d, n)
-			if n > caps.VisaReattempts30d {
-				flag(RuleVisa30d, n, caps.VisaReattempts30d)
-			}
+			capFlag(RuleVisa30d, visaWindow, n, caps.VisaReattempts30d, func(i int) func(int) bool {
+				known := reattemptsKnownAt(hist, hist[i].At)
+				return func(j int) bool { return known[j] && hist[j].Network.visaRules() }
+			})
 		}
 		if isMCDecline(i) {
+			// The attempt itself may be one more decline: it counts as sent.
+			knownMC := func(i int) func(int) bool {
+				return func(j int) bool {
+					return isMCDecline(j) && (j == i || !hist[j].knownAt().After(hist[i].At))
+				}
+			}
 			n := inWindow(i, mastercardShortWindow, isMCDecline)
 			f.MaxMastercardDeclines24h = max(f.MaxMastercardDeclines24h, n)
-			if n > caps.MastercardDeclines24h {
-				flag(RuleMastercard24h, n, caps.MastercardDeclines24h)
-			}
+			capFlag(RuleMastercard24h, mastercardShortWindow, n, caps.MastercardDeclines24h, knownMC)
 			n = inWindow(i, mastercardLongWindow, isMCDecline)
 			f.MaxMastercardDeclines30d = max(f.MaxMastercardDeclines30d, n)
-			if n > caps.MastercardDeclines30d {
-				flag(RuleMastercard30d, n, caps.MastercardDeclines30d)
-			}
+			capFlag(RuleMastercard30d, mastercardLongWindow, n, caps.MastercardDeclines30d, knownMC)
 		}
 	}
 	return f
+}
+
+// reattemptsKnownAt marks the attempts of hist (in time order) that were reattempts on the
+// outcomes the gateway knew at t: an outcome learned after t was still pending then. It is
+// computed only for a cap found broken, so the report stays quadratic.
+func reattemptsKnownAt(hist History, t time.Time) []bool {
+	out := make([]bool, len(hist))
+	open := false
+	for j, p := range hist {
+		if p.At.After(t) {
+			break
+		}
+		o := p.Outcome.orPending()
+		if p.knownAt().After(t) {
+			o = Pending
+		}
+		switch o {
+		case Approved:
+			out[j], open = open, false
+		case Declined:
+			out[j], open = open, true
+		case Pending:
+			out[j] = open
+		}
+	}
+	return out
 }
 
 // knowledge is whether some earlier refusal forbidding an attempt was known when it was sent

@@ -59,8 +59,8 @@ type Counters struct {
 	// VisaReattempts30d counts reattempts on Visa (or unknown network) in
 	// the last 30 days.
 	VisaReattempts30d int `json:"visa_reattempts_30d"`
-	// MastercardDeclines24h counts declines and pending attempts on
-	// Mastercard (or unknown network) in the last 24 hours.
+	// MastercardDeclines24h counts declines on Mastercard (or unknown
+	// network) in the last 24 hours; a pending attempt is no decline.
 	MastercardDeclines24h int `json:"mastercard_declines_24h"`
 	// MastercardDeclines30d is the same count over the last 30 days.
 	MastercardDeclines30d int `json:"mastercard_declines_30d"`

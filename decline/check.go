@@ -115,7 +115,7 @@ func Check(h History, next Next, caps Caps) Verdict {
 	var (
 		never     bool
 		fixOpen   []Expiry // fix-data expiries no approval has cleared
-		inRun     bool     // the last authorization was a decline or pending
+		inRun     bool     // the last known authorization outcome was a decline
 		visa      []time.Time
 		mc24      []time.Time
 		mc30      []time.Time
@@ -165,7 +165,7 @@ func Check(h History, next Next, caps Caps) Verdict {
 		if inRun && a.Network.visaRules() && a.At.After(visaFrom) {
 			visa = append(visa, a.At)
 		}
-		if out != Approved && a.Network.mastercardRules() {
+		if out == Declined && a.Network.mastercardRules() {
 			if a.At.After(mc24From) {
 				mc24 = append(mc24, a.At)
 			}
@@ -173,15 +173,18 @@ func Check(h History, next Next, caps Caps) Verdict {
 				mc30 = append(mc30, a.At)
 			}
 		}
-		if out == Approved {
+		switch out {
+		case Approved:
 			inRun = false
 			// An approval proves only its own card data: a fix-data decline
 			// of another expiry stays open.
 			fixOpen = slices.DeleteFunc(fixOpen, a.Expiry.sameData)
 			capUntil = time.Time{}
-		} else {
+		case Declined:
 			inRun = true
 		}
+		// A pending attempt neither opens nor ends a run: the rules hold
+		// against what is known (see [Pending]).
 	}
 
 	v := Verdict{

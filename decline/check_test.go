@@ -111,10 +111,13 @@ func TestCheckApprovalEndsRun(t *testing.T) {
 	}
 }
 
-func TestCheckPendingCounts(t *testing.T) {
+// TestCheckPendingIsNeutral: an unknown outcome is neither a decline nor an approval. Sent
+// during a run of declines it is a reattempt; it opens no run and counts as no Mastercard
+// decline, so timeouts alone never block a card.
+func TestCheckPendingIsNeutral(t *testing.T) {
 	t.Parallel()
 
-	t.Run("visa reattempts", func(t *testing.T) {
+	t.Run("visa reattempts during a run count", func(t *testing.T) {
 		t.Parallel()
 		h := declines(16, t0, time.Hour, Visa, Generic)
 		for i := 1; i < len(h); i++ {
@@ -124,25 +127,54 @@ func TestCheckPendingCounts(t *testing.T) {
 		got := Check(h, Next{At: t0.Add(20 * time.Hour), Network: Visa}, Caps{})
 		assertVerdict(t, got, false, ReasonNetworkCapReached, t0.Add(time.Hour).Add(30*day))
 	})
-	t.Run("a pending original opens a run", func(t *testing.T) {
+	t.Run("a pending original opens no run", func(t *testing.T) {
 		t.Parallel()
 		h := History{{At: t0, Outcome: Pending, Network: Visa}}
 		h = append(h, declines(15, t0.Add(time.Hour), time.Hour, Visa, Generic)...)
 		got := Check(h, Next{At: t0.Add(20 * time.Hour), Network: Visa}, Caps{})
-		assertVerdict(t, got, false, ReasonNetworkCapReached, t0.Add(time.Hour).Add(30*day))
+		assertVerdict(t, got, true, "", time.Time{})
+		if got.RemainingInWindow != 1 {
+			t.Errorf("remaining in window: got %d, want 1", got.RemainingInWindow)
+		}
 	})
-	t.Run("mastercard declines", func(t *testing.T) {
+	t.Run("timeouts between approvals block nothing", func(t *testing.T) {
+		t.Parallel()
+		var h History
+		for i := range 40 {
+			o := Pending
+			if i%2 == 1 {
+				o = Approved
+			}
+			h = append(h, Attempt{At: t0.Add(time.Duration(i) * time.Minute), Outcome: o, Network: Visa})
+		}
+		got := Check(h, Next{At: t0.Add(time.Hour), Network: Visa}, Caps{})
+		assertVerdict(t, got, true, "", time.Time{})
+		if got.RemainingInWindow != 15 {
+			t.Errorf("remaining in window: got %d, want 15", got.RemainingInWindow)
+		}
+	})
+	t.Run("mastercard: a pending attempt is no decline", func(t *testing.T) {
 		t.Parallel()
 		h := declines(10, t0, time.Hour, Mastercard, Generic)
 		h[9].Outcome = Pending
 		got := Check(h, Next{At: t0.Add(10 * time.Hour), Network: Mastercard}, Caps{})
-		assertVerdict(t, got, false, ReasonNetworkCapReached, t0.Add(24*time.Hour))
+		assertVerdict(t, got, true, "", time.Time{})
+		if got.RemainingInWindow != 1 {
+			t.Errorf("remaining in window: got %d, want 1", got.RemainingInWindow)
+		}
 	})
 	t.Run("an unknown outcome is pending", func(t *testing.T) {
 		t.Parallel()
 		h := declines(10, t0, time.Hour, Mastercard, Generic)
 		h[9].Outcome = "mystery"
 		got := Check(h, Next{At: t0.Add(10 * time.Hour), Network: Mastercard}, Caps{})
+		assertVerdict(t, got, true, "", time.Time{})
+	})
+	t.Run("mastercard: ten known declines refuse", func(t *testing.T) {
+		t.Parallel()
+		h := declines(10, t0, time.Hour, Mastercard, Generic)
+		h = append(h, Attempt{At: t0.Add(10 * time.Hour), Outcome: Pending, Network: Mastercard})
+		got := Check(h, Next{At: t0.Add(11 * time.Hour), Network: Mastercard}, Caps{})
 		assertVerdict(t, got, false, ReasonNetworkCapReached, t0.Add(24*time.Hour))
 	})
 }

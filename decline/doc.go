@@ -81,8 +81,11 @@
 // Caps are counted per (processor account, card fingerprint), over all
 // amounts, since one processor account is one merchant to the networks. A
 // reattempt is any authorization after a decline, customer- or
-// merchant-initiated; an approval ends the run. A pending attempt counts as a
-// decline until it is resolved. Windows are rolling and half-open: the 30 days
+// merchant-initiated; an approval ends the run. A pending attempt (outcome
+// unknown) sent during a run is a reattempt, but it neither opens nor ends a
+// run and is no decline until it is resolved: the rules hold against what is
+// known, and [Audit] lists what broke them only in hindsight. Windows are
+// rolling and half-open: the 30 days
 // before t are the instants after t−30d up to and including t. [Check] applies
 // the caps, the never and fix-data rules, Mastercard delays and, for a
 // reattempt of a declined charge, the class's schedule. A cap in force is

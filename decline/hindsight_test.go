@@ -39,6 +39,25 @@ func TestAuditInHindsight(t *testing.T) {
 			{Charge: "ch_pending", At: t0, Outcome: Declined, Class: Funds, MAC: 24, Network: Mastercard, KnownAt: t0.Add(time.Hour)},
 			{Charge: "ch_next", At: t0.Add(time.Minute), Outcome: Approved, Network: Mastercard},
 		}, nil, []Rule{RuleBeforeMACDelay}},
+		{"a run opened by a decline found after sixteen timeouts", withPendings(
+			Attempt{Charge: "ch_first", At: t0, Outcome: Declined, Class: Funds, Network: Visa, KnownAt: t0.Add(100 * time.Hour)},
+			16, Visa), nil, []Rule{RuleVisa30d}},
+		{"sixteen timeouts in a run opened by a known decline", withPendings(
+			Attempt{Charge: "ch_first", At: t0, Outcome: Declined, Class: Funds, Network: Visa},
+			16, Visa), []Rule{RuleVisa30d}, nil},
+		{"an eleventh Mastercard decline, the tenth found after it", History{
+			{Charge: "ch_1", At: t0, Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_2", At: t0.Add(1 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_3", At: t0.Add(2 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_4", At: t0.Add(3 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_5", At: t0.Add(4 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_6", At: t0.Add(5 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_7", At: t0.Add(6 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_8", At: t0.Add(7 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_9", At: t0.Add(8 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_10", At: t0.Add(9 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard, KnownAt: t0.Add(time.Hour)},
+			{Charge: "ch_11", At: t0.Add(10 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+		}, nil, []Rule{RuleMastercard24h}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -51,4 +70,14 @@ func TestAuditInHindsight(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withPendings returns first followed by n attempts an hour apart whose outcomes are still
+// unknown, on network.
+func withPendings(first Attempt, n int, network Network) History {
+	h := History{first}
+	for i := 1; i <= n; i++ {
+		h = append(h, Attempt{Charge: "ch_timeout", At: first.At.Add(time.Duration(i) * time.Hour), Outcome: Pending, Network: network})
+	}
+	return h
 }

@@ -14,8 +14,14 @@ const (
 	Approved Outcome = "approved"
 	// Declined: the issuer declined; the attempt carries its class.
 	Declined Outcome = "declined"
-	// Pending: the outcome is unknown. Until it is resolved it counts as a
-	// decline: it may be one.
+	// Pending: the outcome is unknown (a timeout, a lost answer). The rules
+	// hold against what is known: a pending attempt sent during a run of
+	// declines counts as a reattempt, but it neither opens nor ends a run
+	// and counts as no decline until it is resolved. Counting it as a
+	// decline would let a processor outage (timeouts, not declines) block
+	// cards for 30 days; an attempt allowed while an outcome that would
+	// have forbidden it was pending is listed by [Audit] as a violation in
+	// hindsight.
 	Pending Outcome = "pending"
 	// Blocked: the processor refused before the card network saw the
 	// attempt (Stripe's outcome type "blocked", network_status

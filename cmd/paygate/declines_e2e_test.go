@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -92,5 +93,27 @@ func TestDeclinesAndReattempts(t *testing.T) {
 	}
 	if r := g.do(http.MethodPost, "/v1/charges/ch_nope/reattempt", k, map[string]string{"Idempotency-Key": "r5"}, "{}"); r.status != 404 {
 		t.Fatalf("reattempt of an unknown charge: got %d, want 404", r.status)
+	}
+}
+
+// TestTimeoutsBlockNoCard: unknown outcomes are no declines. A card whose charges keep ending
+// pending between approvals (the processor stored a 500, a timeout) is never blocked by them:
+// a processor hiccup must not turn into a 30-day block of the cards it touched.
+func TestTimeoutsBlockNoCard(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k := g.key("m_timeouts", "checkout")
+	body := `{"amount":1000,"currency":"usd","payment_method":"pm_sim_approve_visa_card4711","initiator":"customer"}`
+	for i := range 17 {
+		g.script(`[{"status":500,"after_commit":true}]`)
+		if r := g.charge(k, fmt.Sprintf("unknown-%d", i), body); r.status != 202 {
+			t.Fatalf("round %d, stored 500: got %d %s, want 202 pending", i, r.status, r.body)
+		}
+		// Two approvals a round keep the failures under the breaker's threshold.
+		for j := range 2 {
+			if r := g.charge(k, fmt.Sprintf("approved-%d-%d", i, j), body); r.status != 200 {
+				t.Fatalf("round %d, plain charge %d: got %d %s, want 200", i, j, r.status, r.body)
+			}
+		}
 	}
 }
