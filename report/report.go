@@ -92,13 +92,14 @@ type Row struct {
 	// "1" to "4"; every category is present, all zero for other networks.
 	DeclinesByCategory map[string]int `json:"declines_by_category"`
 	// Reattempts counts the authorizations in the period sent after a
-	// decline (or a pending attempt) with no approval between.
+	// decline with no approval between (a pending attempt neither opens nor
+	// ends a run).
 	Reattempts int `json:"reattempts"`
 	// MaxReattempts30d is the largest number of Visa reattempts in a rolling
 	// 30 days ending within the period.
 	MaxReattempts30d int `json:"max_reattempts_30d"`
-	// MaxDeclines24h is the largest number of Mastercard declines and
-	// pending attempts in a rolling 24 hours ending within the period.
+	// MaxDeclines24h is the largest number of Mastercard declines in a
+	// rolling 24 hours ending within the period.
 	MaxDeclines24h int `json:"max_declines_24h"`
 	// MaxDeclines30d is the same over a rolling 30 days.
 	MaxDeclines30d int `json:"max_declines_30d"`
