@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/paygate/paygate/reconcile"
+	"github.com/paygate/paygate/store"
 )
 
 // setup serves Handler on a test server and returns a GET/HEAD/POST helper.
@@ -224,6 +227,55 @@ func TestAssetsKeepThePolicy(t *testing.T) {
 			if _, ok := assets[m[1]]; !ok {
 				t.Errorf("%s imports %q, which is not embedded", name, m[1])
 			}
+		}
+	}
+}
+
+// TestReviewLabels checks that the review queue labels its first-rank items by the reasons
+// the reconciler gives them, under the reason values the store writes, and keeps the
+// "success after a manual failed" label for that case alone.
+func TestReviewLabels(t *testing.T) {
+	t.Parallel()
+	assets := load()
+	review := string(assets["review.js"].body)
+	for _, want := range []string{
+		`'` + string(reconcile.ReasonContradictsManual) + `'`,
+		`'` + store.ReasonDuplicatePayment + `'`,
+		`'Processor success found after a manual "failed"'`,
+		`'Processor evidence contradicts a manual resolution'`,
+		`'Second payment for one order'`,
+		"manual === 'failed' && shows === 'succeeded'",
+		"export function reviewLabel(",
+	} {
+		if !strings.Contains(review, want) {
+			t.Errorf("review.js: got no %s", want)
+		}
+	}
+	if !strings.Contains(string(assets["charge.js"].body), "reviewLabel(") {
+		t.Error("charge.js: the in-review notice does not use reviewLabel")
+	}
+}
+
+// TestChargeActionsReread checks that the charge page renders the charge as read again after
+// "query processor now" and a resolution, never the actions' answers: they carry the charge
+// without its audit trail and reconciliation checks, so rendering them empties the timeline.
+func TestChargeActionsReread(t *testing.T) {
+	t.Parallel()
+	charge := string(load()["charge.js"].body)
+	for _, action := range []string{"async reconcile(", "async resolve("} {
+		i := strings.Index(charge, action)
+		if i < 0 {
+			t.Fatalf("charge.js: got no %s", action)
+		}
+		body := charge[i:]
+		if j := strings.Index(body[1:], "\n  async "); j >= 0 {
+			body = body[:j+1]
+		}
+		if !strings.Contains(body, "await this.reload();") {
+			t.Errorf("charge.js %s...): got no re-read of the charge", action)
+		}
+		if regexp.MustCompile(`this\.charge\s*=`).MatchString(body) {
+			t.Errorf("charge.js %s...): renders the action's answer as the charge", action)
 		}
 	}
 }

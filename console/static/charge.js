@@ -5,7 +5,7 @@ import {
   h, clear, money, badge, transition, chargeLink, time, toDate, ms, num, show, kv,
   jsonView, disclose, notice, errorBox, loading, confirm, toast, isChargeID, DASH,
 } from './dom.js';
-import {evidenceSummary} from './review.js';
+import {evidenceSummary, reviewLabel} from './review.js';
 
 const OUTCOMES = [
   ['succeeded', 'Succeeded', 'the processor has the money: the customer paid'],
@@ -42,25 +42,47 @@ class ChargeView {
     this.id = id;
     this.charge = null;
     this.flash = null; // a notice shown above the charge after an action
+    this.reads = 0; // numbers the reads of the charge: only the latest one is shown
     this.draft = {outcome: 'succeeded', note: ''}; // the resolve form, kept across re-renders
   }
 
   async load() {
     clear(this.root).appendChild(loading());
+    const n = ++this.reads;
     try {
       const c = await request('GET', '/v1/charges/' + encodeURIComponent(this.id));
-      if (!this.root.isConnected) return;
+      if (!this.root.isConnected || n !== this.reads) return;
       this.charge = c;
       this.render();
     } catch (err) {
-      if (this.root.isConnected) clear(this.root).appendChild(errorBox(err));
+      if (this.root.isConnected && n === this.reads) clear(this.root).appendChild(errorBox(err));
     }
+  }
+
+  /**
+   * reload reads the charge again after an action and shows it under the action's flash: the
+   * answers of reconcile and resolve carry the charge alone, without its audit trail and
+   * reconciliation checks, so the page never renders from them. When the read fails, the
+   * charge as last read stays, with a warning under the flash.
+   */
+  async reload() {
+    const n = ++this.reads;
+    try {
+      const c = await request('GET', '/v1/charges/' + encodeURIComponent(this.id));
+      if (!this.root.isConnected || n !== this.reads) return;
+      this.charge = c;
+    } catch (err) {
+      if (!this.root.isConnected || n !== this.reads) return;
+      this.flash = [this.flash, errorBox(err,
+        h('p', null, 'The action was done, but the charge could not be read again: the timeline below is as it was before. Reload the page to see it now.'))];
+    }
+    this.render();
   }
 
   render() {
     const c = this.charge || {};
     clear(this.root);
-    if (this.flash) this.root.appendChild(this.flash);
+    if (this.flash) this.root.append(...[this.flash].flat().filter(Boolean));
     this.root.append(
       h('div', {class: 'charge-layout'},
         h('div', {class: 'charge-main'}, this.summary(c), this.timeline(c)),
@@ -72,13 +94,20 @@ class ChargeView {
     const re = d && d.reattempt && typeof d.reattempt === 'object' ? d.reattempt : null;
     const rec = c.reconciliation && typeof c.reconciliation === 'object' ? c.reconciliation : null;
     const meta = c.metadata && typeof c.metadata === 'object' ? Object.entries(c.metadata) : [];
+    const checks = rec && Array.isArray(rec.checks) ? rec.checks : [];
+    const label = rec && rec.in_review ? reviewLabel({charge: c, review: {reason: rec.review_reason},
+      evidence: checks.length ? checks[checks.length - 1] : null, checks}) : null;
     return h('section', {class: 'card', 'aria-labelledby': 'charge-title'},
       h('div', {class: 'charge-head'},
         h('h3', {id: 'charge-title', class: 'mono'}, show(c.id)),
         badge(c.status),
         rec && rec.in_review ? h('span', {class: 'badge flag-review'}, 'in review') : null,
         h('span', {class: 'charge-amount'}, money(c.amount, c.currency))),
-      rec && rec.in_review && rec.review_reason ? notice('warn', h('p', null, 'In review: ', String(rec.review_reason))) : null,
+      label ? notice('warn', h('p', {class: 'notice-title'}, 'In review: ', label.title),
+        h('p', null, label.text),
+        label.other ? h('p', null, 'Other charge for the order: ', chargeLink(label.other)) : null,
+        h('p', {class: 'small muted'}, 'Reason: ', h('span', {class: 'mono'}, String(rec.review_reason)))) :
+        rec && rec.in_review && rec.review_reason ? notice('warn', h('p', null, 'In review: ', String(rec.review_reason))) : null,
       h('div', {class: 'facts'},
         kv([
           ['Reference', c.reference],
@@ -224,25 +253,29 @@ class ChargeView {
   async reconcile(btn, status) {
     btn.disabled = true;
     clear(status).appendChild(loading('Querying the processor…'));
+    let res;
     try {
-      const res = await request('POST', '/v1/charges/' + encodeURIComponent(this.id) + '/reconcile');
-      if (!this.root.isConnected) return;
-      const check = res && res.check;
-      if (res && res.charge && typeof res.charge === 'object') this.charge = res.charge;
-      const summary = evidenceSummary(check) || 'recorded';
-      this.flash = notice('info', h('p', {class: 'notice-title'}, 'Processor queried: ' + summary),
-        h('p', null, 'Status now ', badge(this.charge && this.charge.status), '.'),
-        check ? disclose('Check JSON', jsonView(check)) : null);
-      toast('Processor queried: ' + summary, 'info');
-      this.render();
-      if (!res || !res.charge) await this.load();
+      res = await request('POST', '/v1/charges/' + encodeURIComponent(this.id) + '/reconcile');
     } catch (err) {
       btn.disabled = false;
       if (status.isConnected) {
         clear(status).appendChild(errorBox(err));
         status.scrollIntoView({block: 'nearest'});
       }
+      return;
     }
+    if (!this.root.isConnected) return;
+    // The answer is the charge without its timeline and the check: its result is shown
+    // here, the charge as read again below.
+    const check = res && res.check && typeof res.check === 'object' ? res.check : null;
+    const after = res && res.charge && typeof res.charge === 'object' ? res.charge.status : undefined;
+    const summary = check ? evidenceSummary(check) || 'check recorded' : 'the charge had settled: nothing to check';
+    this.flash = notice('info', h('p', {class: 'notice-title'}, 'Processor queried: ' + summary),
+      after ? h('p', null, 'Status now ', badge(after), '.') : null,
+      check ? disclose('Check JSON', jsonView(check)) : null);
+    toast('Processor queried: ' + summary, 'info');
+    clear(status).appendChild(loading('Reading the charge again…'));
+    await this.reload();
   }
 
   async resolve(outcome, text, submit, result, reconcileBtn, reconcileStatus) {
@@ -263,15 +296,7 @@ class ChargeView {
     submit.disabled = true;
     clear(result).appendChild(loading('Resolving…'));
     try {
-      const updated = await request('POST', '/v1/charges/' + encodeURIComponent(this.id) + '/resolve', {body: {outcome, note: text}});
-      if (!this.root.isConnected) return;
-      if (updated && typeof updated === 'object' && updated.id) this.charge = updated;
-      this.draft = {outcome: 'succeeded', note: ''};
-      this.flash = notice('ok', h('p', {class: 'notice-title'}, `Resolved as ${outcome}.`),
-        h('p', null, 'The change and your note are in the audit trail below.'));
-      toast(`Charge resolved as ${outcome}`);
-      this.render();
-      if (!updated || !updated.id) await this.load();
+      await request('POST', '/v1/charges/' + encodeURIComponent(this.id) + '/resolve', {body: {outcome, note: text}});
     } catch (err) {
       submit.disabled = false;
       if (!result.isConnected) return;
@@ -287,6 +312,15 @@ class ChargeView {
         clear(result).appendChild(errorBox(err));
       }
       result.scrollIntoView({block: 'nearest'});
+      return;
     }
+    if (!this.root.isConnected) return;
+    // The answer is the charge without its timeline: the page shows the charge as read again.
+    this.draft = {outcome: 'succeeded', note: ''};
+    this.flash = notice('ok', h('p', {class: 'notice-title'}, `Resolved as ${outcome}.`),
+      h('p', null, 'The change and your note are in the audit trail below.'));
+    toast(`Charge resolved as ${outcome}`);
+    clear(result).appendChild(loading('Reading the charge again…'));
+    await this.reload();
   }
 }
