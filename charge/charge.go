@@ -88,6 +88,9 @@ type Charge struct {
 	// ReferenceDuplicateOf names the live charge that held this charge's reference when the
 	// processor's evidence brought this one back to life: two payments for one order.
 	ReferenceDuplicateOf string
+	// ReattemptDuplicateOf names the live charge of this charge's reattempt chain when the
+	// processor's evidence brought this one back to life: two payments for one order.
+	ReattemptDuplicateOf string
 }
 
 // Failure says why a charge failed and whether the same request may be sent again.

@@ -23,7 +23,8 @@ const chargeColumns = `c.id, c.merchant_id, c.amount, c.currency, c.payment_meth
 	c.failure_retryable, c.decline, c.attempts, c.first_sent_at, c.created_at, c.updated_at,
 	COALESCE((SELECT k.key FROM idempotency_keys k WHERE k.charge_id = c.id ORDER BY k.created_at LIMIT 1), ''),
 	COALESCE(c.chain, c.id), c.card_fingerprint, COALESCE(c.card_network, ''), COALESCE(c.card_exp_month, 0),
-	COALESCE(c.card_exp_year, 0), c.next_reattempt_at, COALESCE(c.reference_duplicate_of, '')`
+	COALESCE(c.card_exp_year, 0), c.next_reattempt_at, COALESCE(c.reference_duplicate_of, ''),
+	COALESCE(c.reattempt_duplicate_of, '')`
 
 func scanCharge(row pgx.Row) (*charge.Charge, error) {
 	var (
@@ -40,7 +41,7 @@ func scanCharge(row pgx.Row) (*charge.Charge, error) {
 		&c.ProcessorKey, &c.ProcessorAccount, &c.ProcessorRef, &failCode,
 		&failRetry, &decline, &c.Attempts, &c.FirstSentAt, &c.CreatedAt, &c.UpdatedAt,
 		&c.IdempotencyKey, &c.Chain, &fpr, &card.Network, &card.ExpMonth, &card.ExpYear, &c.NextReattemptAt,
-		&c.ReferenceDuplicateOf)
+		&c.ReferenceDuplicateOf, &c.ReattemptDuplicateOf)
 	if err != nil {
 		return nil, interpretError(err)
 	}

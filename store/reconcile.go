@@ -87,7 +87,8 @@ func (db *DB) ReconcileTarget(ctx context.Context, chargeID string) (reconcile.C
 type CheckRecord struct {
 	ChargeID string
 	Check    reconcile.Check
-	// PaymentIntent is saved as the charge's processor_ref when it has none.
+	// PaymentIntent is saved as the charge's processor_ref when it has none and the check's
+	// decision shows it is the charge's own (see ownPaymentIntent).
 	PaymentIntent string
 	// NextCheckAt schedules the next check; zero for none.
 	NextCheckAt time.Time
@@ -131,7 +132,8 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 		)
 		if err := tx.QueryRow(ctx, `
 			SELECT c.status, COALESCE(r.manual_outcome, ''), COALESCE(r.in_review, false), COALESCE(r.review_rank, 0),
-				COALESCE(r.review_reason, ''), c.reference_duplicate_of IS NOT NULL
+				COALESCE(r.review_reason, ''),
+				c.reference_duplicate_of IS NOT NULL OR c.reattempt_duplicate_of IS NOT NULL
 			  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
 			 WHERE c.id = $1
 			 FOR UPDATE OF c`, r.ChargeID).Scan(&status, &manual, &inReview, &rank, &reason, &duplicate); err != nil {
@@ -170,9 +172,10 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 			return fmt.Errorf("store: record check: %w", err)
 		}
 		// A PaymentIntent becomes the charge's processor_ref only when it is the charge's: one
-		// that does not match it, or one of several, is evidence for a person, not a reference
-		// to show the merchant or to read by from now on.
-		if reason := r.Check.Decision.Reason; r.PaymentIntent != "" && reason != reconcile.ReasonMismatch && reason != reconcile.ReasonDuplicate {
+		// that does not match it (even when it reopens an operator's resolution), or one of
+		// several, is evidence for a person, not a reference to show the merchant or to read
+		// by from now on.
+		if r.PaymentIntent != "" && ownPaymentIntent(r.Check.Decision) {
 			if _, err := tx.Exec(ctx, `UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`,
 				r.ChargeID, r.PaymentIntent); err != nil {
 				return fmt.Errorf("store: save processor_ref: %w", err)
@@ -220,25 +223,29 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 		if res.Failure != nil {
 			failCode, failRetry = &res.Failure.Code, &res.Failure.Retryable
 		}
-		// A charge brought back to life (reopened, or found succeeded) whose reference
-		// another live charge took meanwhile is a duplicate that happened: it keeps its
-		// reference and names the other charge, which the reference's uniqueness then
-		// leaves aside (migration 0011).
-		duplicateOf, err := revivedDuplicate(ctx, tx, r.ChargeID, charge.Status(status), res.Status)
+		// A charge brought back to life (reopened, or found succeeded) while another live
+		// charge took its reference, or another charge of its reattempt chain is live, is a
+		// duplicate that happened: it names the other charge, which the uniqueness of live
+		// references and of live reattempts then leaves aside (migrations 0011, 0013).
+		dup, err := revivedDuplicates(ctx, tx, r.ChargeID, charge.Status(status), res.Status)
 		if err != nil {
 			return err
 		}
+		// Only a declined charge carries a decline block: one that evidence brought back to
+		// pending, or proved succeeded or failed, loses the block of its earlier decline.
 		_, err = tx.Exec(ctx, `
-			UPDATE charges SET status = $2, decline = COALESCE($3, decline), failure_code = $4, failure_retryable = $5,
+			UPDATE charges SET status = $2, decline = CASE WHEN $2 = 'declined' THEN COALESCE($3, decline) END,
+				failure_code = $4, failure_retryable = $5,
 				updated_at = clock_timestamp(),
 				finalized_at = CASE WHEN $2 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
-				reference_duplicate_of = COALESCE($6, reference_duplicate_of)
+				reference_duplicate_of = COALESCE($6, reference_duplicate_of),
+				reattempt_duplicate_of = COALESCE($7, reattempt_duplicate_of)
 			 WHERE id = $1`,
-			r.ChargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry, duplicateOf)
+			r.ChargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry, dup.reference, dup.reattempt)
 		if err != nil {
 			return fmt.Errorf("store: resolve charge: %w", err)
 		}
-		if err := duplicateEvent(ctx, tx, r.ChargeID, actorOr(r.Actor), duplicateOf, status, string(res.Status)); err != nil {
+		if err := dup.record(ctx, tx, r.ChargeID, actorOr(r.Actor), status, string(res.Status)); err != nil {
 			return err
 		}
 		if err := cardOutcomeTx(ctx, tx, r.ChargeID, res.Card); err != nil {
@@ -252,45 +259,78 @@ func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
 	})
 }
 
-// revivedDuplicate returns, for a charge going from status from to status to, the live charge
-// that holds its reference when the change brings it back to life (a success found after an
-// operator's "failed", a reopening): two payments for one order happened. Nil otherwise.
-func revivedDuplicate(ctx context.Context, tx pgx.Tx, chargeID string, from, to charge.Status) (*string, error) {
-	if !isLive(to) || isLive(from) {
-		return nil, nil
-	}
-	var other string
-	err := tx.QueryRow(ctx, `
-		SELECT o.id FROM charges c JOIN charges o
-		    ON o.merchant_id = c.merchant_id AND o.reference = c.reference AND o.id <> c.id
-		 WHERE c.id = $1 AND c.reference_duplicate_of IS NULL
-		   AND o.reference_duplicate_of IS NULL AND o.status IN ('processing', 'pending', 'succeeded')
-		 LIMIT 1`, chargeID).Scan(&other)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: live reference: %w", err)
-	}
-	return &other, nil
+// ownPaymentIntent reports whether the PaymentIntent of decision d is the charge's own, to
+// save as its processor_ref: not one that differs from the charge (d.Mismatch names the
+// fields, and stays named when the decision is reread against an operator's resolution), nor
+// one of several.
+func ownPaymentIntent(d reconcile.Decision) bool {
+	return d.Reason != reconcile.ReasonMismatch && d.Reason != reconcile.ReasonDuplicate &&
+		len(d.Mismatch) == 0 && len(d.PaymentIntents) == 0
 }
 
-// duplicateEvent records in the charge's trail that it duplicates the live charge other
-// (nothing when other is nil).
-func duplicateEvent(ctx context.Context, tx pgx.Tx, chargeID, actor string, other *string, before, after string) error {
-	if other == nil {
-		return nil
+// duplicates names the live charges a charge brought back to life duplicates: the one that
+// holds its reference, and the one of its reattempt chain (nil: none).
+type duplicates struct {
+	reference, reattempt *string
+}
+
+// revivedDuplicates returns, for a charge going from status from to status to, the live
+// charges it duplicates when the change brings it back to life (a success found after an
+// operator's "failed" or "declined", a reopening): the one that holds its reference, and one
+// of its reattempt chain (another reattempt, or the chain's original; one not itself marked
+// as a duplicate when there is one). Two payments for one order happened. A charge already
+// marked keeps the charge it names. None when the change brings nothing back to life.
+func revivedDuplicates(ctx context.Context, tx pgx.Tx, chargeID string, from, to charge.Status) (duplicates, error) {
+	var d duplicates
+	if !isLive(to) || isLive(from) {
+		return d, nil
 	}
-	note := "the processor shows this charge alive while live charge " + *other +
-		" holds its reference: two payments for one order; refund one"
-	return event(ctx, tx, chargeID, actor, "duplicate_reference", "", before, after, note, nil)
+	err := tx.QueryRow(ctx, `
+		SELECT
+			(SELECT o.id FROM charges o
+			  WHERE o.merchant_id = c.merchant_id AND o.reference = c.reference AND o.id <> c.id
+			    AND c.reference_duplicate_of IS NULL
+			    AND o.reference_duplicate_of IS NULL AND o.status IN ('processing', 'pending', 'succeeded')
+			  LIMIT 1),
+			(SELECT o.id FROM charges o
+			  WHERE o.merchant_id = c.merchant_id AND o.id <> c.id AND c.reattempt_duplicate_of IS NULL
+			    AND (o.id = COALESCE(c.chain, c.id) OR (o.chain = COALESCE(c.chain, c.id) AND o.reattempt_of IS NOT NULL))
+			    AND o.status IN ('processing', 'pending', 'succeeded')
+			  ORDER BY o.reattempt_duplicate_of IS NOT NULL, o.created_at, o.id
+			  LIMIT 1)
+		  FROM charges c WHERE c.id = $1`, chargeID).Scan(&d.reference, &d.reattempt)
+	if err != nil {
+		return d, fmt.Errorf("store: live duplicates: %w", interpretError(err))
+	}
+	return d, nil
+}
+
+// record appends to the charge's trail one event per live charge it duplicates.
+func (d duplicates) record(ctx context.Context, tx pgx.Tx, chargeID, actor, before, after string) error {
+	if d.reference != nil {
+		note := "the processor shows this charge alive while live charge " + *d.reference +
+			" holds its reference: two payments for one order; refund one"
+		if err := event(ctx, tx, chargeID, actor, "duplicate_reference", "", before, after, note, nil); err != nil {
+			return err
+		}
+	}
+	if d.reattempt != nil {
+		note := "this charge came back to life while charge " + *d.reattempt +
+			" of its reattempt chain is live: two payments for one order; refund one"
+		if err := event(ctx, tx, chargeID, actor, "duplicate_reattempt", "", before, after, note, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReasonDuplicatePayment is the review reason of a charge found paid while another live charge
-// holds its reference: two payments for one order, one to refund.
+// holds its reference, or another charge of its reattempt chain is live: two payments for one
+// order, one to refund.
 const ReasonDuplicatePayment = "duplicate_payment"
 
-// isLive reports whether a charge in status s holds its reference (see charges_live_reference).
+// isLive reports whether a charge in status s holds its reference and its place in its
+// reattempt chain (see charges_live_reference, charges_live_reattempt).
 func isLive(s charge.Status) bool {
 	return s == charge.StatusProcessing || s == charge.StatusPending || s == charge.StatusSucceeded
 }

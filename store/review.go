@@ -250,17 +250,18 @@ func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Ch
 				return err
 			}
 		}
-		duplicateOf, err := revivedDuplicate(ctx, tx, m.ChargeID, charge.Status(status), m.Outcome)
+		dup, err := revivedDuplicates(ctx, tx, m.ChargeID, charge.Status(status), m.Outcome)
 		if err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `
 			UPDATE charges SET status = $2, failure_code = $3, failure_retryable = $4, decline = $6, updated_at = $5, finalized_at = $5,
-				reference_duplicate_of = COALESCE($7, reference_duplicate_of)
-			 WHERE id = $1`, m.ChargeID, string(m.Outcome), failCode, failRetry, now, declineJSON, duplicateOf); err != nil {
+				reference_duplicate_of = COALESCE($7, reference_duplicate_of),
+				reattempt_duplicate_of = COALESCE($8, reattempt_duplicate_of)
+			 WHERE id = $1`, m.ChargeID, string(m.Outcome), failCode, failRetry, now, declineJSON, dup.reference, dup.reattempt); err != nil {
 			return fmt.Errorf("store: resolve charge: %w", err)
 		}
-		if err := duplicateEvent(ctx, tx, m.ChargeID, m.Actor, duplicateOf, status, string(m.Outcome)); err != nil {
+		if err := dup.record(ctx, tx, m.ChargeID, m.Actor, status, string(m.Outcome)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `
