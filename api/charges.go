@@ -244,7 +244,10 @@ func (h *chargeHandlers) get(c echo.Context) error {
 
 func (h *chargeHandlers) list(c echo.Context) error {
 	p, _ := principalOf(c)
-	q := c.QueryParams()
+	q, apiErr := queryParams(c)
+	if apiErr != nil {
+		return apiErr
+	}
 	for k := range q {
 		if k != "status" && k != "limit" && k != "starting_after" {
 			return invalid("parameter_unknown", k, "unknown parameter "+strconvQuote(k))
@@ -327,6 +330,9 @@ type chargeJSON struct {
 	// ReferenceDuplicateOf, set only on a charge found paid while another live charge held its
 	// reference, names that charge: two payments for one order.
 	ReferenceDuplicateOf string `json:"reference_duplicate_of,omitempty"`
+	// ReattemptDuplicateOf, set only on a charge found paid while another charge of its
+	// reattempt chain was live, names that charge: two payments for one order.
+	ReattemptDuplicateOf string `json:"reattempt_duplicate_of,omitempty"`
 }
 
 type attemptJSON struct {
@@ -359,6 +365,7 @@ func chargeView(c *charge.Charge, detail bool) chargeJSON {
 		ReattemptOf: optional(c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
 		NextReattemptAt:      c.NextReattemptAt,
 		ReferenceDuplicateOf: c.ReferenceDuplicateOf,
+		ReattemptDuplicateOf: c.ReattemptDuplicateOf,
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}

@@ -44,6 +44,8 @@ func TestDecodeChargeRequest(t *testing.T) {
 		{"card after a duplicate key", `{"amount":1,"amount":2,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"4242424242424242"}}`, "card_data_not_accepted"},
 		{"card in invalid JSON", `{"amount":1,"currency":"usd",,"metadata":{"a":"4242424242424242"}}`, "card_data_not_accepted"},
 		{"card with Unicode separators", "{\"amount\":1,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\",\"metadata\":{\"a\":\"4242\u30004242\u20134242\u20144242\"}}", "card_data_not_accepted"},
+		{"card with zero width spaces", "{\"amount\":1,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\",\"metadata\":{\"a\":\"4242\u200b4242\u200b4242\u200b4242\"}}", "card_data_not_accepted"},
+		{"card with escaped zero width spaces", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"4242\u200b4242\u200b4242\u200b4242"}`, "card_data_not_accepted"},
 		{"NUL in metadata key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a\u0000":"x"}}`, "parameter_invalid"},
 	} {
 		_, err := decodeChargeRequest([]byte(tc.body), lim)

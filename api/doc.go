@@ -4,6 +4,10 @@
 // Every error leaves through one table in the HTTPErrorHandler as the contract's envelope
 // {"error": {"type", "code", "message", "param"}}, param always present ("" when no single
 // parameter is at fault), echo's own errors included; no request shape produces a 500.
+// The requests net/http refuses itself before any handler runs (a malformed escape in the
+// path, a header value with a control byte) get its plain-text 400. A query string
+// url.ParseQuery refuses (a malformed escape, a ';') is answered 400 parameter_invalid by
+// every endpoint that reads its query, never read as absent.
 // Request logs carry the request id, merchant, route, status and latency, never headers or
 // bodies.
 //

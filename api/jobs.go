@@ -24,7 +24,10 @@ type jobHandlers struct {
 // dead lists the merchant's dead letters: GET /v1/jobs/dead?limit=&cursor=.
 func (h *jobHandlers) dead(c echo.Context) error {
 	p, _ := principalOf(c)
-	q := c.QueryParams()
+	q, apiErr := queryParams(c)
+	if apiErr != nil {
+		return apiErr
+	}
 	for k := range q {
 		if k != "limit" && k != "cursor" {
 			return invalid("parameter_unknown", k, "unknown parameter "+strconvQuote(k))

@@ -26,7 +26,10 @@ type Reports interface {
 func reattemptReport(reports Reports) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		p, _ := principalOf(c)
-		params := c.QueryParams()
+		params, apiErr := queryParams(c)
+		if apiErr != nil {
+			return apiErr
+		}
 		names := make([]string, 0, len(params))
 		for k := range params {
 			names = append(names, k)

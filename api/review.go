@@ -61,7 +61,10 @@ type reviewState struct {
 // default 100; any other parameter is refused.
 func (h *reviewHandlers) queue(c echo.Context) error {
 	p, _ := principalOf(c)
-	q := c.QueryParams()
+	q, apiErr := queryParams(c)
+	if apiErr != nil {
+		return apiErr
+	}
 	for k := range q {
 		if k != "limit" {
 			return invalid("parameter_unknown", k, "unknown parameter "+strconvQuote(k))

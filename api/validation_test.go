@@ -36,6 +36,13 @@ func TestDecodeStrictRefusesCardData(t *testing.T) {
 		{"card with escaped no-break spaces", `{"note":"4111\u00a01111\u00a01111\u00a01111"}`},
 		{"card behind a duplicate key", `{"note":"x","note":"4111\u20131111\u20131111\u20131111"}`},
 		{"duplicate key named by a card", `{"4111111111111111":"x","4111111111111111":"y"}`},
+		// Invisible format characters (category Cf) hide no digits, raw or escaped.
+		{"card with zero width spaces", "{\"note\":\"4111\u200b1111\u200b1111\u200b1111\"}"},
+		{"card with escaped zero width spaces", `{"outcome":"succeeded","note":"4111\u200b1111\u200b1111\u200b1111"}`},
+		{"card with escaped soft hyphens and joiners", `{"note":"4111\u00ad1111\u2060 1111\ufeff1111\u200d"}`},
+		{"card with zero width spaces in a key", `{"4111\u200b1111\u200b1111\u200b1111":"x"}`},
+		{"card with zero width spaces in a body that is not JSON", "pan=4111\u200b1111\u200b1111\u200b1111"},
+		{"card with zero width spaces after invalid JSON", "{\"note\":\"ok\",,\"x\":\"4111\u200b1111\u200b1111\u200b1111"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

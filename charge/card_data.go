@@ -18,8 +18,13 @@ import (
 // The trade-off: every separator lets more innocent text read as one grouped number, and
 // digit groups that add up to 13 to 19 digits pass the Luhn check about one time in ten.
 // Slashes and underscores, common in dates, paths and generated ids ("2026/11/30",
-// "inv_20261130_000123") and rare in a written card number, do not join groups. Other digits
-// (fullwidth "４２４２") and invisible characters between digits are not read.
+// "inv_20261130_000123") and rare in a written card number, do not join groups, nor do
+// commas ("1,000,000"). Other digits (fullwidth "４２４２") are not read.
+//
+// Invisible format characters (Unicode category Cf: zero width space, joiner and non-joiner,
+// word joiner, soft hyphen, byte order mark, bidirectional marks, ...) are skipped wherever
+// they stand, as if absent: they neither end a group nor count as a digit, so
+// "4242\u200b4242\u200b4242\u200b4242" is the group "4242424242424242", read as displayed.
 //
 // paygate accepts processor payment method ids, never card data: a request that carries a
 // card number anywhere is refused, and the value is never stored or logged.
@@ -65,6 +70,8 @@ func ContainsCardNumber(s string) bool {
 			}
 			last[t%maxLen] = byte(c - '0')
 			t++
+		case c >= utf8.RuneSelf && unicode.Is(unicode.Cf, c): // no ASCII character is Cf
+			// Invisible: the run, and the group, go on as if it were not there.
 		case isGroupSeparator(c) && t > 0:
 			if inside && groupEnds() {
 				return true

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 func TestContainsCardNumber(t *testing.T) {
@@ -64,6 +65,25 @@ func TestContainsCardNumber(t *testing.T) {
 		{"4242\xa04242\xa04242\xa04242", false},       // a stray byte (not UTF-8) is not one
 		{"\u00a0\u00a04242424242424242\u2014", true},  // separators before the first group
 		{"2026/11/30", false},
+		// Invisible format characters (category Cf) are skipped as if absent: they neither
+		// end a group nor count as a digit.
+		{"4242\u200b4242\u200b4242\u200b4242", true},             // zero width space
+		{"4242\u200c4242\u200d4242\u20604242", true},             // non-joiner, joiner, word joiner
+		{"4242\u00ad4242\u00ad4242\u00ad4242", true},             // soft hyphen
+		{"\ufeff4242\ufeff4242\ufeff4242\ufeff4242", true},       // byte order marks
+		{"4\u200e2\u200f4\u202a2\u202c424242424242\u2066", true}, // bidirectional marks
+		{"4242\U000e00204242\U000e00414242\U000e007f4242", true}, // tag characters
+		{"4\u200b\u200b\u200b242424242424242", true},             // several in a row
+		{"4242\u200b 4242 \u200b4242\u200b-\u200b4242", true},    // among separators
+		{"\u200b \u200b4242424242424242", true},                  // before the first group
+		{"x\u200b4242424242424242\u200bx", true},
+		{"4242\u200b4242\u200b4242\u200b4241", false},           // fails Luhn
+		{"424242\u200b424242", false},                           // 12 digits: invisible characters count for none
+		{"4242\u200b4242\u200b4242\u200b4242\u200b4242", false}, // one group of 20 digits
+		{"4242\u200b4242\u200b4242\u200b4242 1228", true},       // the group, then a separated one
+		{"4242\u200b4242\u200bx4242\u200b4242", false},          // a letter still ends the run
+		{"4242,4242,4242,4242", false},                          // commas join no groups
+		{"4242\u200b/4242/4242/4242", false},
 	} {
 		if got := ContainsCardNumber(tc.in); got != tc.want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", tc.in, got, tc.want)
@@ -73,7 +93,7 @@ func TestContainsCardNumber(t *testing.T) {
 
 // TestContainsCardNumberAllocs: the check allocates nothing, whatever the separators.
 func TestContainsCardNumberAllocs(t *testing.T) {
-	for _, s := range []string{"4242 4242 4242 4241", "4242\u20144242\u00a04242\u30004241 ref_2026/11", "x\xff4242"} {
+	for _, s := range []string{"4242 4242 4242 4241", "4242\u20144242\u00a04242\u30004241 ref_2026/11", "x\xff4242", "4242\u200b4242\u00ad4242\ufeff4241"} {
 		if n := testing.AllocsPerRun(100, func() { ContainsCardNumber(s) }); n != 0 {
 			t.Errorf("ContainsCardNumber(%q): got %v allocations, want 0", s, n)
 		}
@@ -82,7 +102,8 @@ func TestContainsCardNumberAllocs(t *testing.T) {
 
 func FuzzContainsCardNumber(f *testing.F) {
 	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "4242  -  4242.4242.4242", "1234", "", "pm_card_visa", "12 4242 4242 4242 4242 1228", strings.Repeat("9", 40),
-		"4242.4242-4242\u00a04242", "4242\u20134242\u30004242\u202f4242", "4242\xe2\x80\x934242", "4242\xe2\x804242\u20134242\u20134242"} {
+		"4242.4242-4242\u00a04242", "4242\u20134242\u30004242\u202f4242", "4242\xe2\x80\x934242", "4242\xe2\x804242\u20134242\u20134242",
+		"4242\u200b4242\u200b4242\u200b4242", "\u00ad4242\u2060 4242\ufeff4242-4242\u200d", "4242\xe2\x80\x8b4242\xe2\x804242"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -105,14 +126,32 @@ func FuzzContainsCardNumber(f *testing.F) {
 		if got && !ContainsCardNumber("12 "+s+" 34") {
 			t.Fatalf("card number in %q lost between other groups", s)
 		}
+		// Invisible format characters change nothing, wherever they stand.
+		if spaced := interleave(s, "\u200b"); ContainsCardNumber(spaced) != got {
+			t.Fatalf("ContainsCardNumber(%q) = %v, but %v with a zero width space after every character", s, got, !got)
+		}
 		if want := containsCardNumberSlowly(s); got != want {
 			t.Fatalf("ContainsCardNumber(%q) = %v, the plain reading says %v", s, got, want)
 		}
 	})
 }
 
+// interleave returns s with sep after each of its characters (each byte of an invalid
+// UTF-8 sequence being one), so that s's characters read the same.
+func interleave(s, sep string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[i : i+size])
+		b.WriteString(sep)
+		i += size
+	}
+	return b.String()
+}
+
 // containsCardNumberSlowly is ContainsCardNumber's plain reading, for the fuzzer to compare
-// against: split s into runs of digit groups, then try every span of whole groups.
+// against: drop the invisible format characters, split the rest into runs of digit groups,
+// then try every span of whole groups.
 func containsCardNumberSlowly(s string) bool {
 	isSep := func(r rune) bool {
 		return r == '.' || unicode.IsSpace(r) || unicode.In(r, unicode.Pd)
@@ -133,6 +172,9 @@ func containsCardNumberSlowly(s string) bool {
 	}
 	group := ""
 	for _, r := range s {
+		if unicode.In(r, unicode.Cf) {
+			continue // invisible: as if absent
+		}
 		switch {
 		case r >= '0' && r <= '9':
 			group += string(r)
