@@ -85,18 +85,20 @@ function processorOutcome(d) {
 /**
  * reviewLabel reads why a charge is in review from its reason and evidence, for the first-rank
  * reasons: {kind, title, lead, text, other} (other: the charge holding the reference of a
- * second payment, or ""), or null for any other reason. item is a review queue entry
+ * second payment, by reference or in the reattempt chain, or ""), or null for any other reason. item is a review queue entry
  * ({charge, review: {reason}, evidence, checks}).
  */
 export function reviewLabel(item) {
   const c = (item && item.charge) || {};
   const reason = text(item && item.review && item.review.reason);
   if (reason === DUPLICATE_PAYMENT) {
-    const other = text(c.reference_duplicate_of);
+    const byChain = !text(c.reference_duplicate_of) && text(c.reattempt_duplicate_of);
+    const other = text(c.reference_duplicate_of) || text(c.reattempt_duplicate_of);
     const ref = text(c.reference) ? ` (${c.reference})` : '';
+    const held = byChain ? 'of its reattempt chain is live or paid' : `holds its reference${ref}`;
     return {kind: 'duplicate_payment', ...RISKS.duplicate_payment, other,
       text: `The processor took this charge's payment while ${other ? 'charge ' + other : 'another live charge'} ` +
-        `holds its reference${ref}: two payments for one order. Refund one, then resolve this charge.`};
+        `${held}: two payments for one order. Refund one, then resolve this charge.`};
   }
   if (reason !== CONTRADICTS_MANUAL) return null;
   const check = contradiction(item);
