@@ -84,9 +84,9 @@ function processorOutcome(d) {
 
 /**
  * reviewLabel reads why a charge is in review from its reason and evidence, for the first-rank
- * reasons: {kind, title, lead, text, other} (other: the charge holding the reference of a
- * second payment, by reference or in the reattempt chain, or ""), or null for any other reason. item is a review queue entry
- * ({charge, review: {reason}, evidence, checks}).
+ * reasons: {kind, title, lead, text, other} (other: for a second payment, the charge that
+ * holds its reference or the live charge of its reattempt chain, or ""), or null for any
+ * other reason. item is a review queue entry ({charge, review: {reason}, evidence, checks}).
  */
 export function reviewLabel(item) {
   const c = (item && item.charge) || {};
