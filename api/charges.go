@@ -333,6 +333,10 @@ type chargeJSON struct {
 	// ReattemptDuplicateOf, set only on a charge found paid while another charge of its
 	// reattempt chain was live, names that charge: two payments for one order.
 	ReattemptDuplicateOf string `json:"reattempt_duplicate_of,omitempty"`
+	// Error is the contract's error object beside the charge, in an answer whose status is
+	// an error (402, 4xx, 5xx): a client that reads every error as {"error": {...}} finds
+	// one, and one that reads the charge finds it whole.
+	Error *Error `json:"error,omitempty"`
 }
 
 type attemptJSON struct {
@@ -412,10 +416,33 @@ func StatusOf(c *charge.Charge) int {
 
 // RenderCharge is the charge engine's Renderer: the answer to a charge request.
 func RenderCharge(c *charge.Charge) charge.Response {
-	body, err := json.Marshal(chargeView(c, false))
+	v := chargeView(c, false)
+	status := StatusOf(c)
+	v.Error = chargeError(c, status)
+	body, err := json.Marshal(v)
 	if err != nil {
 		// chargeJSON holds only marshalable fields.
 		panic(err)
 	}
-	return charge.Response{Status: StatusOf(c), Body: body}
+	return charge.Response{Status: status, Body: body}
+}
+
+// chargeError is the error object of an answer about charge c with HTTP status status: nil
+// for a success or a pending charge.
+func chargeError(c *charge.Charge, status int) *Error {
+	switch {
+	case status < 400:
+		return nil
+	case c.Status == charge.StatusDeclined:
+		return &Error{Type: "card_error", Code: "card_declined", Message: "the issuer declined the charge: see decline"}
+	}
+	code := "charge_failed"
+	if c.Failure != nil && c.Failure.Code != "" {
+		code = c.Failure.Code
+	}
+	e := &Error{Type: typeAPI, Code: code, Message: "the charge failed: see failure"}
+	if status < 500 {
+		e.Type = typeInvalidRequest
+	}
+	return e
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -52,5 +53,54 @@ func TestStatusOfFailures(t *testing.T) {
 		if got := StatusOf(c); got != tc.want {
 			t.Errorf("StatusOf(failed %s, retryable %v) = %d, want %d", tc.code, tc.retryable, got, tc.want)
 		}
+	}
+}
+
+// TestRenderChargeError: an answer about a charge whose status is an error carries the
+// contract's error object beside the charge; a success or a pending charge carries none.
+func TestRenderChargeError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		c        charge.Charge
+		wantType string // "" for no error object
+		wantCode string
+	}{
+		{"succeeded", charge.Charge{Status: charge.StatusSucceeded}, "", ""},
+		{"pending", charge.Charge{Status: charge.StatusPending}, "", ""},
+		{"declined", charge.Charge{Status: charge.StatusDeclined}, "card_error", "card_declined"},
+		{"retryable failure", charge.Charge{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "max_attempts", Retryable: true}},
+			typeAPI, "max_attempts"},
+		{"deadline", charge.Charge{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "deadline_exceeded", Retryable: true}},
+			typeAPI, "deadline_exceeded"},
+		{"invalid request", charge.Charge{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "invalid_request"}},
+			typeInvalidRequest, "invalid_request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resp := RenderCharge(&tc.c)
+			var body struct {
+				Status string         `json:"status"`
+				Error  map[string]any `json:"error"`
+			}
+			if err := json.Unmarshal(resp.Body, &body); err != nil {
+				t.Fatalf("body: got error %v", err)
+			}
+			if body.Status != string(tc.c.Status) {
+				t.Errorf("status: got %q, want %q", body.Status, tc.c.Status)
+			}
+			if tc.wantType == "" {
+				if body.Error != nil {
+					t.Errorf("error: got %v, want none", body.Error)
+				}
+				return
+			}
+			if body.Error["type"] != tc.wantType || body.Error["code"] != tc.wantCode || body.Error["message"] == "" {
+				t.Errorf("error: got %v, want type %q code %q and a message", body.Error, tc.wantType, tc.wantCode)
+			}
+			if p, ok := body.Error["param"]; !ok || p != "" {
+				t.Errorf("error param: got %v (present %v), want \"\"", p, ok)
+			}
+		})
 	}
 }
