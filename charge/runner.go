@@ -21,38 +21,123 @@ type Guards interface {
 	Breaker(account string) retry.Breaker
 }
 
+// Accounts tells which processor account the gateway talks to (a *processor.AccountWatch).
+// The processor behind the configured API base may change account while paygate runs.
+type Accounts interface {
+	// Current returns the account: the last one read, or a new read's when a failed
+	// connection put it in doubt. It returns an error when that read fails.
+	Current(ctx context.Context) (string, error)
+	// Confirm returns the account as the processor states it now: a new read unless one
+	// succeeded within a few seconds. It returns an error when the read fails.
+	Confirm(ctx context.Context) (string, error)
+	// Last returns the account last read, without reading.
+	Last() string
+}
+
 // RunnerConfig configures a Runner.
 type RunnerConfig struct {
 	Processor Processor
-	Account   string // the processor account id
-	Policy    retry.Policy
-	Guards    Guards
-	Observer  Observer
-	Log       *zap.Logger
+	// Accounts tells the processor account the Processor talks to now. Nil: Account, fixed.
+	Accounts Accounts
+	// Account is the processor account id of a runner without Accounts.
+	Account  string
+	Policy   retry.Policy
+	Guards   Guards
+	Observer Observer
+	Log      *zap.Logger
 }
+
+// fixedAccount is the Accounts of a runner configured with one account id.
+type fixedAccount string
+
+func (a fixedAccount) Current(context.Context) (string, error) { return string(a), nil }
+func (a fixedAccount) Confirm(context.Context) (string, error) { return string(a), nil }
+func (a fixedAccount) Last() string                            { return string(a) }
 
 // Observer is told of every finished run, for metrics.
 type Observer interface {
 	Observe(merchantID string, rep retry.Report)
 }
 
-// LoopRunner carries a charge to the processor through the retry loop.
+// LoopRunner carries a charge to the processor through the retry loop. It sends nothing for
+// a charge whose processor account is not the one the processor states: before every attempt
+// it compares the charge's account with Accounts.Current, which reads the account again
+// whenever a failed connection put it in doubt, and sends nothing while that read fails.
 type LoopRunner struct {
-	cfg RunnerConfig
+	cfg      RunnerConfig
+	accounts Accounts
 }
 
-var _ Runner = (*LoopRunner)(nil)
+var (
+	_ Runner           = (*LoopRunner)(nil)
+	_ AccountConfirmer = (*LoopRunner)(nil)
+)
 
 // NewRunner returns the retry-loop runner.
 func NewRunner(cfg RunnerConfig) *LoopRunner {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &LoopRunner{cfg: cfg}
+	accounts := cfg.Accounts
+	if accounts == nil {
+		accounts = fixedAccount(cfg.Account)
+	}
+	return &LoopRunner{cfg: cfg, accounts: accounts}
 }
 
-// Account implements Runner.
-func (r *LoopRunner) Account() string { return r.cfg.Account }
+// Account implements Runner: the account last read, without reading.
+func (r *LoopRunner) Account() string { return r.accounts.Last() }
+
+// CurrentAccount implements AccountConfirmer: Accounts.Current, or the last account known
+// when it cannot be read (Run then sends nothing until it can).
+func (r *LoopRunner) CurrentAccount(ctx context.Context) string {
+	if id, err := r.accounts.Current(ctx); err == nil {
+		return id
+	}
+	return r.accounts.Last()
+}
+
+// accountConfirmWait bounds the confirmation of a charge's account before a retry or a
+// resumed run, so that the charge keeps most of the caller's deadline.
+const accountConfirmWait = 2 * time.Second
+
+// AccountMoved implements AccountConfirmer with Accounts.Confirm, waiting at most
+// accountConfirmWait. When the account cannot be confirmed it reports false, and Run sends
+// nothing until it can: Accounts stays in doubt after a read that failed or was not waited
+// for.
+func (r *LoopRunner) AccountMoved(ctx context.Context, account string) bool {
+	ctx, cancel := context.WithTimeout(ctx, accountConfirmWait)
+	defer cancel()
+	id, err := r.accounts.Confirm(ctx)
+	if err != nil {
+		r.cfg.Log.Warn("the processor account cannot be confirmed: nothing is sent for the charge until it is",
+			zap.String("processor_account", account), zap.Error(err))
+		return false
+	}
+	return id != account
+}
+
+// codeAccountUnconfirmed is the processor_code of an attempt not sent because the processor
+// account could not be read.
+const codeAccountUnconfirmed = "processor_account_unconfirmed"
+
+// checkAccount decides, before an attempt of c, whether it may be sent: only to the account
+// the charge was recorded at (a charge recorded without one predates the record). It returns
+// the outcome of an attempt it stops: not sent while the account cannot be read (a later
+// attempt may), terminal when the processor is another account.
+func (r *LoopRunner) checkAccount(ctx context.Context, c *Charge) (retry.Outcome, bool) {
+	if c.ProcessorAccount == "" {
+		return retry.Outcome{}, true
+	}
+	id, err := r.accounts.Current(ctx)
+	switch {
+	case err != nil:
+		return retry.Outcome{Class: retry.ClassNotSent, ProcessorCode: codeAccountUnconfirmed}, false
+	case id != c.ProcessorAccount:
+		return retry.Outcome{Class: retry.ClassTerminal, ProcessorCode: CodeAccountChanged}, false
+	}
+	return retry.Outcome{}, true
+}
 
 // Run implements Runner: every attempt carries the charge's processor key, the loop runs
 // under the deadline of ctx, and the result is precise (see package retry).
@@ -60,15 +145,21 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 	params := PaymentParamsOf(c)
 	log := r.cfg.Log.With(zap.String("charge_id", c.ID), zap.String("merchant_id", c.MerchantID))
 	op := retry.Operation{IdempotencyKey: c.ProcessorKey, Logger: log}
+	account := c.ProcessorAccount
+	if account == "" {
+		account = r.accounts.Last()
+	}
 	if r.cfg.Guards != nil {
-		op.Budget = r.cfg.Guards.Budget(r.cfg.Account, c.MerchantID)
-		op.Breaker = r.cfg.Guards.Breaker(r.cfg.Account)
+		op.Budget = r.cfg.Guards.Budget(account, c.MerchantID)
+		op.Breaker = r.cfg.Guards.Breaker(account)
 	}
 	var (
 		requestIDs []string
 		piID       string
 		decline    *processor.Decline
 		piStatus   string
+		unsent     []int // attempts the account check stopped before sending
+		moved      bool  // the processor is another account than the charge's
 	)
 	// The caller's deadline is the run's (Request-Timeout-Ms, up to 60 s): the policy's
 	// deadline is only the default of a run without one.
@@ -77,6 +168,16 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 		policy.Deadline = max(policy.Deadline, time.Until(d))
 	}
 	rep, err := retry.Do(ctx, policy, op, func(ctx context.Context, a retry.Attempt) retry.Outcome {
+		if out, ok := r.checkAccount(ctx, c); !ok {
+			requestIDs = append(requestIDs, "")
+			unsent = append(unsent, a.N)
+			moved = out.Class == retry.ClassTerminal
+			if moved {
+				log.Warn("charge not sent: the processor is another account than the charge's",
+					zap.String("processor_account", c.ProcessorAccount), zap.String("current_account", r.accounts.Last()))
+			}
+			return out
+		}
 		at := r.cfg.Processor.CreatePayment(ctx, params)
 		requestIDs = append(requestIDs, at.RequestID)
 		if at.PaymentIntent != "" {
@@ -105,6 +206,10 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 		r.cfg.Observer.Observe(c.MerchantID, rep)
 	}
 	out := Outcome{ProcessorRef: piID, ProcessorStatus: piStatus, Attempts: attemptsOf(rep, requestIDs)}
+	for _, n := range unsent {
+		// Nothing left for the processor: the row says so whatever stopped the loop.
+		out.Attempts[n-1].Class = string(retry.ClassNotSent)
+	}
 	switch rep.Result.Status {
 	case retry.StatusSucceeded:
 		out.Status = StatusSucceeded
@@ -119,7 +224,12 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 	default:
 		out.Status = StatusFailed
 		code, retryable := string(rep.Result.Code), rep.Result.Retryable
-		if rep.Stop == retry.StopTerminal && piStatus == "canceled" {
+		switch {
+		case rep.Stop == retry.StopTerminal && moved:
+			// The charge's account is not the processor's now: nothing more is sent under
+			// its key (an earlier attempt that may have executed made the run pending).
+			code, retryable = CodeAccountChanged, false
+		case rep.Stop == retry.StopTerminal && piStatus == "canceled":
 			code, retryable = "payment_intent_canceled", false
 		}
 		out.Failure = &Failure{Code: code, Retryable: retryable}

@@ -195,7 +195,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 			Chain:            chain,
 			Metadata:         p.Request.Metadata,
 			ProcessorKey:     ProcessorKey(id),
-			ProcessorAccount: s.runner.Account(),
+			ProcessorAccount: s.accountNow(ctx),
 		},
 	})
 	if err != nil {
@@ -236,7 +236,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 			switch {
 			case begun.Now.Sub(c.CreatedAt) >= KeyWriteWindow:
 				c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
-			case c.ProcessorAccount != "" && c.ProcessorAccount != s.runner.Account():
+			case s.accountMoved(ctx, c.ProcessorAccount):
 				c.Failure = &Failure{Code: CodeAccountChanged, Retryable: false}
 			}
 		}
@@ -283,7 +283,7 @@ func (s *Service) admission(card *Card, chain string) func(decline.History, time
 // database clock; uncertain says that an earlier run may have reached the processor.
 func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
 	expired := now.Sub(c.CreatedAt) >= KeyWriteWindow
-	moved := c.ProcessorAccount != "" && c.ProcessorAccount != s.runner.Account()
+	moved := s.carriedAccountMoved(ctx, c, now, uncertain)
 	if expired || moved {
 		// The processor's key retention is ending, or the charge belongs to another
 		// processor account than the one configured now: nothing is sent under its key any

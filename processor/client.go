@@ -40,6 +40,7 @@ type Client struct {
 	pm      paymentmethod.Client
 	log     *zap.Logger
 	cards   *cardCache
+	conn    *connHook
 }
 
 // MetadataChargeID and MetadataRootChargeID are the PaymentIntent metadata keys that carry
@@ -74,7 +75,8 @@ func New(cfg Config) (*Client, error) {
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
 	}
-	httpClient := &http.Client{Transport: recordingTransport{base: transport}}
+	hook := &connHook{}
+	httpClient := &http.Client{Transport: recordingTransport{base: transport, hook: hook}}
 	bc := &stripe.BackendConfig{
 		HTTPClient:        httpClient,
 		MaxNetworkRetries: stripe.Int64(0), // the retry loop is the one retry layer
@@ -92,7 +94,20 @@ func New(cfg Config) (*Client, error) {
 		pm:      paymentmethod.Client{B: backend, Key: cfg.SecretKey},
 		log:     cfg.Log,
 		cards:   newCardCache(10000),
+		conn:    hook,
 	}, nil
+}
+
+// OnConnectionFailure sets f to be called after every request to the processor that failed
+// without an answer or whose connection broke under it (refused, reset, closed, unreachable;
+// not one that timed out or was cancelled): serve marks its AccountWatch stale with it, since
+// a processor that went away may come back as another account. f must be quick; nil removes it.
+func (c *Client) OnConnectionFailure(f func()) {
+	if f == nil {
+		c.conn.f.Store(nil)
+		return
+	}
+	c.conn.f.Store(&f)
 }
 
 // Account returns the id of the processor account the secret key belongs to.

@@ -28,6 +28,11 @@
 //	written twice (transport re-send), then any      the answer's class, marked may have
 //	    answer but a PaymentIntent or a decline      executed (the first write may have)
 //
+// AccountWatch follows the account the processor states (GET /v1/account): the processor
+// behind the API base may change account while paygate runs. The Client tells it of every
+// request that failed without an answer (OnConnectionFailure), after which it reads the
+// account again; Confirm reads it again unless a read succeeded within seconds.
+//
 // stripe-go v76 has no fields for network_decline_code, network_advice_code and advice_code:
 // they are read from the raw JSON of the error. stripe-go's leveled logger is bridged to zap
 // with secrets redacted and response bodies never logged.

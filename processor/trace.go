@@ -5,18 +5,20 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 )
 
 // exchange records what happened to one processor request on the wire: whether it was
 // written, and the response's status and headers (stripe-go does not surface them for
 // answers it cannot parse).
 type exchange struct {
-	mu        sync.Mutex
-	wrote     bool // the request was written in full at least once: it may have executed
-	writes    int  // how often the transport wrote it (a transparent re-send makes 2)
-	firstByte bool // some response byte arrived
-	status    int
-	header    http.Header
+	mu          sync.Mutex
+	wrote       bool // the request was written in full at least once: it may have executed
+	writes      int  // how often the transport wrote it (a transparent re-send makes 2)
+	writeFailed bool // a write failed: a connection broke under the request
+	firstByte   bool // some response byte arrived
+	status      int
+	header      http.Header
 }
 
 type exchangeKey struct{}
@@ -33,6 +35,8 @@ func withExchange(ctx context.Context) (context.Context, *exchange) {
 				// never makes the request unsent.
 				ex.wrote = true
 				ex.writes++
+			} else {
+				ex.writeFailed = true
 			}
 		},
 		GotFirstResponseByte: func() {
@@ -51,20 +55,46 @@ func (ex *exchange) snapshot() (wrote bool, writes int, status int, header http.
 	return ex.wrote, ex.writes, ex.status, ex.header
 }
 
-// recordingTransport stores each response's status and headers in the request's exchange.
+// recordingTransport stores each response's status and headers in the request's exchange,
+// and tells its connHook of every request whose connection failed.
 type recordingTransport struct {
 	base http.RoundTripper
+	hook *connHook
 }
 
 func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if resp != nil {
-		if ex, ok := req.Context().Value(exchangeKey{}).(*exchange); ok {
-			ex.mu.Lock()
+	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	broke := err != nil && req.Context().Err() == nil
+	if ex != nil {
+		ex.mu.Lock()
+		if resp != nil {
 			ex.status = resp.StatusCode
 			ex.header = resp.Header.Clone()
-			ex.mu.Unlock()
 		}
+		// A write that failed, or a request the transport wrote twice (it re-sends on a
+		// fresh connection when a reused one broke), saw a connection fail under it.
+		broke = broke || ex.writeFailed || ex.writes > 1
+		ex.mu.Unlock()
+	}
+	if broke {
+		t.hook.failed()
 	}
 	return resp, err
+}
+
+// connHook holds what to call when a request to the processor failed without an answer, or
+// its connection broke under it: refused, reset, closed, unreachable. A request that ended
+// because its context did (a timeout, a cancellation) is not such a failure.
+type connHook struct {
+	f atomic.Pointer[func()]
+}
+
+func (h *connHook) failed() {
+	if h == nil {
+		return
+	}
+	if f := h.f.Load(); f != nil {
+		(*f)()
+	}
 }

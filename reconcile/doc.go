@@ -15,8 +15,11 @@
 //	search     metadata['paygate_charge_id']:'ch_...'; lags by seconds to minutes (up to an
 //	           hour in incidents), so it can find but never disprove
 //
-// Only the processor account recorded on the charge is queried: a Reconciler is given the
-// account it talks to and sends a charge of another account to review without a read.
+// Only the processor account recorded on the charge is queried: a Reconciler confirms the
+// account it talks to with the processor before each check's reads (Accounts: the processor
+// behind the configured API base may change account while paygate runs) and sends a charge of
+// another account to review without a read; it confirms it again before the decision, and a
+// check whose account cannot be confirmed, or changed meanwhile, records nothing.
 // Retrieve and list calls share one rate limiter, search calls another (Stripe's live limits
 // are 100 reads and 20 searches per second), so reconciliation never starves charges.
 //

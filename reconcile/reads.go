@@ -27,13 +27,14 @@ type Replayer interface {
 	Replay(ctx context.Context, chargeID string) processor.Attempt
 }
 
-// gather makes the reads of one check, in order: retrieve by processor_ref when known (a
-// found PaymentIntent ends the reads); the list of the send window, page by page, keeping
-// the PaymentIntents that carry the charge id (one found ends the reads); then the search.
+// gather makes the reads of one check at account (the processor's, confirmed), in order:
+// retrieve by processor_ref when known (a found PaymentIntent ends the reads); the list of
+// the send window, page by page, keeping the PaymentIntents that carry the charge id (one
+// found ends the reads); then the search.
 // Every call waits its turn on its rate limiter. A read that fails is recorded and the next
 // one is made; only the context ending (or a limiter refusing) is an error.
-func (r *Reconciler) gather(ctx context.Context, c Charge, now time.Time) (Evidence, error) {
-	ev := Evidence{At: now, Account: r.account}
+func (r *Reconciler) gather(ctx context.Context, c Charge, account string, now time.Time) (Evidence, error) {
+	ev := Evidence{At: now, Account: account}
 	if c.ProcessorRef != "" {
 		if err := r.wait(ctx, r.readLimit, "retrieve"); err != nil {
 			return ev, err

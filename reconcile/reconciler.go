@@ -27,8 +27,11 @@ const (
 
 // Config configures a Reconciler.
 type Config struct {
-	// Account is the processor account Reads talks to. A charge recorded with another
-	// account is never queried: it goes to review.
+	// Accounts confirms the processor account Reads talk to, before each check's reads and
+	// again before its decision; nil: Account, fixed. A charge recorded at another account
+	// is never queried: it goes to review.
+	Accounts Accounts
+	// Account is the processor account Reads talk to, when Accounts is nil.
 	Account string
 	// Reads are the processor reads (a *processor.Client).
 	Reads Reads
@@ -59,7 +62,8 @@ type Config struct {
 // Reconciler runs the reconciliation of one charge at a time: reads first, then a decision,
 // then its record. It is safe for concurrent use; the limiters pace all its calls.
 type Reconciler struct {
-	account      string
+	account      string // the fixed account of the Config, empty with Accounts
+	accounts     Accounts
 	reads        Reads
 	store        Store
 	replayer     Replayer
@@ -77,7 +81,7 @@ type Reconciler struct {
 // missing or the policy is invalid.
 func New(cfg Config) (*Reconciler, error) {
 	switch {
-	case cfg.Account == "":
+	case cfg.Account == "" && cfg.Accounts == nil:
 		return nil, errors.New("reconcile: a processor account is required")
 	case cfg.Reads == nil:
 		return nil, errors.New("reconcile: processor reads are required")
@@ -89,6 +93,7 @@ func New(cfg Config) (*Reconciler, error) {
 	}
 	r := &Reconciler{
 		account:      cfg.Account,
+		accounts:     cfg.Accounts,
 		reads:        cfg.Reads,
 		store:        cfg.Store,
 		replayer:     cfg.Replayer,
@@ -103,6 +108,9 @@ func New(cfg Config) (*Reconciler, error) {
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if r.accounts == nil {
+		r.accounts = fixedAccount(cfg.Account)
 	}
 	if r.readLimit == nil {
 		r.readLimit = rate.NewLimiter(DefaultReadRate, int(DefaultReadRate)/10)
@@ -125,28 +133,47 @@ func New(cfg Config) (*Reconciler, error) {
 	return r, nil
 }
 
-// Account returns the processor account the Reconciler queries.
+// Account returns the fixed processor account of the Config; empty when the account is
+// confirmed through Config.Accounts at every check.
 func (r *Reconciler) Account() string { return r.account }
 
 // Reconcile runs one check of charge c: it reads what the processor has (not for a charge of
 // another account), replays the key when a Replayer is set, nothing was found and CanReplay
 // allows it, decides (Decide), records the check through the Store, and returns it.
 //
-// It returns an error, and records nothing, when ctx ends or a limiter refuses to wait
-// within ctx's deadline; failed reads are evidence, not errors. A Store error is returned
+// The processor account is confirmed (Config.Accounts) before the reads, and again before
+// the decision: the check is decided against the account its reads went to, and a charge of
+// another account is neither read nor replayed there.
+//
+// It returns an error, and records nothing, when ctx ends, a limiter refuses to wait within
+// ctx's deadline, or the account cannot be confirmed or changed during the check
+// (ErrAccountUnconfirmed); failed reads are evidence, not errors. A Store error is returned
 // wrapped with the check: errors.Is(err, ErrStale) means another reconciler recorded this
 // check first.
 func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
 	now := r.now()
 	chk := Check{N: c.nextCheckNumber(), At: now, Manual: c.Manual}
-	ev := Evidence{At: now, Account: r.account}
-	if c.Account == r.account {
-		var err error
-		if ev, err = r.gather(ctx, c, now); err != nil {
+	account, err := r.confirm(ctx)
+	if err != nil {
+		return Check{}, fmt.Errorf("reconcile: charge %s: %w", c.ID, err)
+	}
+	ev := Evidence{At: now, Account: account}
+	if c.Account == account {
+		if ev, err = r.gather(ctx, c, account, now); err != nil {
 			return Check{}, err
 		}
 		if ans := r.replay(ctx, c, ev); ans != nil {
 			ev.Replay = ans
+		}
+		// The reads may have taken a while: what they found is evidence only if they went
+		// to the charge's account throughout.
+		after, err := r.confirm(ctx)
+		if err != nil {
+			return Check{}, fmt.Errorf("reconcile: charge %s: after the reads: %w", c.ID, err)
+		}
+		if after != account {
+			return Check{}, fmt.Errorf("reconcile: charge %s: %w: it changed from %s to %s during the check",
+				c.ID, ErrAccountUnconfirmed, account, after)
 		}
 	}
 	chk.Evidence = ev
@@ -166,8 +193,15 @@ func (r *Reconciler) replay(ctx context.Context, c Charge, ev Evidence) *ReplayA
 		return nil
 	}
 	now := r.now()
-	v := CanReplay(c, r.account, now)
+	v := CanReplay(c, ev.Account, now)
 	if !v.Allowed {
+		return nil
+	}
+	// A replay is a write under the charge's key: only to the account confirmed now.
+	if account, err := r.confirm(ctx); err != nil || account != ev.Account {
+		r.log.Warn("replay not sent: the processor account is not confirmed as the charge's",
+			zap.String("charge_id", c.ID), zap.String("processor_account", c.Account),
+			zap.String("current_account", account), zap.Error(err))
 		return nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, min(r.readTimeout, v.Until.Sub(now)))

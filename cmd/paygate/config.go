@@ -30,6 +30,9 @@ type config struct {
 	CompleterInterval time.Duration
 	// KeyLockMargin is added to a request's deadline to lock its idempotency key.
 	KeyLockMargin time.Duration
+	// AccountRefresh is how often serve reads the processor's account again (it also reads
+	// it after a failed connection, and before any request under an existing charge's key).
+	AccountRefresh time.Duration
 	// ReadRate and SearchRate bound the processor reads of reconciliation, per process.
 	ReadRate   float64
 	SearchRate float64
@@ -71,6 +74,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		CompleterIdle:     time.Minute,
 		CompleterInterval: 10 * time.Second,
 		KeyLockMargin:     15 * time.Second,
+		AccountRefresh:    30 * time.Second,
 		ReconcileSweep:    5 * time.Second,
 	}
 	if needDB {
@@ -133,6 +137,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		{"PAYGATE_COMPLETER_INTERVAL", &c.CompleterInterval},
 		{"PAYGATE_KEY_LOCK_MARGIN", &c.KeyLockMargin},
 		{"PAYGATE_RECONCILE_SWEEP", &c.ReconcileSweep},
+		{"PAYGATE_ACCOUNT_REFRESH", &c.AccountRefresh},
 	} {
 		if v := getenv(d.name); v != "" {
 			dur, err := time.ParseDuration(v)

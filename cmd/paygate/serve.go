@@ -110,6 +110,14 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return processorError(cfg, err)
 	}
+	// The processor behind the API base may change account while serve runs (an external
+	// simulator restarted without --account): the watch reads it again periodically and
+	// after every connection that failed, new charges are recorded at its account, and
+	// nothing is sent, replayed or reconciled under an existing charge's key before the
+	// processor confirmed the charge's account.
+	accounts := processor.NewAccountWatch(proc, account, processor.WatchConfig{Every: cfg.AccountRefresh, Log: log.Named("processor")})
+	proc.OnConnectionFailure(accounts.MarkStale)
+	go accounts.Run(ctx)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -123,7 +131,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 	runner := charge.NewRunner(charge.RunnerConfig{
 		Processor: proc,
-		Account:   account,
+		Accounts:  accounts,
 		Policy:    retry.DefaultPolicy(),
 		Guards:    charge.ProcessGuards{Budgets: budgets, Circuits: circuits},
 		Observer:  charge.NewMetrics(reg),
@@ -151,7 +159,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Store:  db,
 		Replay: replay,
 		Reconciler: reconcile.Config{
-			Account:       account,
+			Accounts:      accounts,
 			Reads:         proc,
 			ReadLimiter:   rate.NewLimiter(rate.Limit(cfg.ReadRate), max(1, int(cfg.ReadRate/10))),
 			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
