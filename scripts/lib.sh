@@ -1,10 +1,14 @@
 # lib.sh: shared by the scripts: a free loopback port, and a throwaway database.
 
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now, below the kernel's
+# ephemeral range: a port there may be the local end of an outgoing connection, which no
+# listener can bind and no connection attempt reveals.
 free_port() {
-  local p
+  local p low
+  low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$low" -gt 20100 ] 2>/dev/null || low=32768
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((20000 + RANDOM % (low - 20000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
       echo "$p"
       return 0
@@ -28,6 +32,12 @@ throwaway_database() {
   local tmp
   tmp=$(mktemp -d -t "paygate-$1.XXXXXX")
   on_exit "scripts/pg.sh stop '$tmp' || true; rm -rf '$tmp'"
-  DATABASE_URL=$(scripts/pg.sh start "$tmp" "$(free_port)")
+  # A port can be taken between the look and the bind: try another one then.
+  local try
+  for try in 1 2 3; do
+    DATABASE_URL=$(scripts/pg.sh start "$tmp" "$(free_port)") && break
+    [ "$try" = 3 ] && return 1
+    echo "paygate: retrying the throwaway PostgreSQL on another port" >&2
+  done
   export DATABASE_URL
 }
