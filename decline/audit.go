@@ -177,10 +177,14 @@ func Audit(h History, caps Caps) Findings {
 			})
 		}
 		if isMCDecline(i) {
-			// The attempt itself may be one more decline: it counts as sent.
+			// What enforcement counted when attempt i was sent: the declines known then,
+			// the attempts still in flight then (possible declines), and the attempt itself.
 			knownMC := func(i int) func(int) bool {
 				return func(j int) bool {
-					return isMCDecline(j) && (j == i || !hist[j].knownAt().After(hist[i].At))
+					if j == i || !hist[j].knownAt().After(hist[i].At) {
+						return isMCDecline(j)
+					}
+					return hist[j].Network.mastercardRules() && hist[i].At.Sub(hist[j].At) < InFlight
 				}
 			}
 			n := inWindow(i, mastercardShortWindow, isMCDecline)

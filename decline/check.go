@@ -94,8 +94,9 @@ type Verdict struct {
 //   - network_cap_reached: on Visa (or an unknown network), when the card is
 //     in a run of declines and the last 30 days already hold the cap's
 //     number of reattempts; on Mastercard (or unknown), when the last 24
-//     hours or 30 days already hold the cap's number of declines, since the
-//     next attempt may be one more; or within 30 days of a processor refusal
+//     hours or 30 days already hold the cap's number of declines (attempts
+//     still in flight, see [InFlight], included), since the next attempt may
+//     be one more; or within 30 days of a processor refusal
 //     for excessive reattempts with no approval since.
 //   - too_early: before the end of a Mastercard advice delay on any
 //     decline, or before next.Chain's next schedule slot, with no cap in
@@ -165,7 +166,7 @@ func Check(h History, next Next, caps Caps) Verdict {
 		if inRun && a.Network.visaRules() && a.At.After(visaFrom) {
 			visa = append(visa, a.At)
 		}
-		if out == Declined && a.Network.mastercardRules() {
+		if (out == Declined || out == Pending && now.Sub(a.At) < InFlight) && a.Network.mastercardRules() {
 			if a.At.After(mc24From) {
 				mc24 = append(mc24, a.At)
 			}

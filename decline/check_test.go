@@ -170,6 +170,17 @@ func TestCheckPendingIsNeutral(t *testing.T) {
 		got := Check(h, Next{At: t0.Add(10 * time.Hour), Network: Mastercard}, Caps{})
 		assertVerdict(t, got, true, "", time.Time{})
 	})
+	t.Run("mastercard: an attempt in flight may be the tenth decline", func(t *testing.T) {
+		t.Parallel()
+		h := declines(9, t0, time.Hour, Mastercard, Generic)
+		sent := t0.Add(9 * time.Hour)
+		h = append(h, Attempt{At: sent, Outcome: Pending, Network: Mastercard})
+		got := Check(h, Next{At: sent.Add(time.Second), Network: Mastercard}, Caps{})
+		assertVerdict(t, got, false, ReasonNetworkCapReached, t0.Add(24*time.Hour))
+		// Once its run has ended unknown, it is no decline.
+		got = Check(h, Next{At: sent.Add(InFlight), Network: Mastercard}, Caps{})
+		assertVerdict(t, got, true, "", time.Time{})
+	})
 	t.Run("mastercard: ten known declines refuse", func(t *testing.T) {
 		t.Parallel()
 		h := declines(10, t0, time.Hour, Mastercard, Generic)

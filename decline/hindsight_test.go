@@ -56,8 +56,13 @@ func TestAuditInHindsight(t *testing.T) {
 			{Charge: "ch_8", At: t0.Add(7 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
 			{Charge: "ch_9", At: t0.Add(8 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
 			{Charge: "ch_10", At: t0.Add(9 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard, KnownAt: t0.Add(time.Hour)},
-			{Charge: "ch_11", At: t0.Add(10 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
+			{Charge: "ch_11", At: t0.Add(20 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard},
 		}, nil, []Rule{RuleMastercard24h}},
+		{"an eleventh Mastercard decline sent while the tenth was in flight", append(
+			declines(10, t0, time.Minute, Mastercard, Funds)[:9],
+			Attempt{Charge: "ch_10", At: t0.Add(9 * time.Minute), Outcome: Declined, Class: Funds, Network: Mastercard, KnownAt: t0.Add(9*time.Minute + 2*time.Second)},
+			Attempt{Charge: "ch_11", At: t0.Add(9*time.Minute + time.Second), Outcome: Declined, Class: Funds, Network: Mastercard},
+		), []Rule{RuleMastercard24h}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -115,5 +116,31 @@ func TestTimeoutsBlockNoCard(t *testing.T) {
 				t.Fatalf("round %d, plain charge %d: got %d %s, want 200", i, j, r.status, r.body)
 			}
 		}
+	}
+}
+
+// TestMastercardLastSlotInFlight: an attempt still in flight may be the decline that fills
+// Mastercard's 24-hour cap, so a charge sent meanwhile on the same card is refused: two
+// charges racing for the last slot cannot both reach the network.
+func TestMastercardLastSlotInFlight(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k := g.key("m_mc_race", "checkout")
+	body := `{"amount":1000,"currency":"usd","payment_method":"pm_sim_decline_do_not_honor_mc_05_card4712","initiator":"customer"}`
+	for i := range 9 {
+		if r := g.charge(k, fmt.Sprintf("decline-%d", i), body); r.status != 402 {
+			t.Fatalf("decline %d: got %d %s, want 402", i, r.status, r.body)
+		}
+	}
+	g.script(`[{"delay_ms": 1500}]`)
+	first := make(chan reply, 1)
+	go func() { first <- g.charge(k, "tenth", body) }()
+	time.Sleep(500 * time.Millisecond)
+	second := g.charge(k, "racing", body)
+	if second.status != 422 || !strings.Contains(string(second.body), "network_cap_reached") {
+		t.Fatalf("charge sent while the tenth was in flight: got %d %s, want 422 network_cap_reached", second.status, second.body)
+	}
+	if r := <-first; r.status != 402 {
+		t.Fatalf("tenth decline: got %d %s, want 402", r.status, r.body)
 	}
 }
