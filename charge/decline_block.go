@@ -69,16 +69,17 @@ func cardOutcome(status Status, cl decline.Classification, processorStatus strin
 }
 
 // DeclineOutcome returns, for charge c found declined at now with the issuer's evidence d
-// (by the processor's answer or by reconciliation), its decline block and what the decline
-// adds to the card's history.
-func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, now time.Time, caps decline.Caps) (json.RawMessage, *CardOutcome) {
+// (by reconciliation, or an operator), its decline block and what the decline adds to the
+// card's history. h is the card's history without c's own attempt, which the history records
+// at at: the block's not_before is then the one a reattempt is refused with.
+func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, at, now time.Time, caps decline.Caps) (json.RawMessage, *CardOutcome) {
 	var network string
 	if c.Card != nil {
 		network = c.Card.Network
 	}
 	cl := Classify(d, network)
 	co := cardOutcome(StatusDeclined, cl, "")
-	blk, _ := declineBlock(c, d, cl, co, h, now, now, caps)
+	blk, _ := declineBlock(c, d, cl, co, h, at, now, caps)
 	return blk, co
 }
 

@@ -23,6 +23,7 @@ type Store interface {
 	ReconcileTarget(ctx context.Context, chargeID string) (reconcile.Charge, string, charge.Status, error)
 	RecordCheck(ctx context.Context, r store.CheckRecord) error
 	Charge(ctx context.Context, merchantID, id string) (*charge.Charge, error)
+	CardHistoryOf(ctx context.Context, c *charge.Charge) (decline.History, time.Time, error)
 }
 
 var _ Store = (*store.DB)(nil)
@@ -209,7 +210,11 @@ func (r recorder) Resolve(ctx context.Context, p reconcile.ResolveParams) error 
 		if err != nil {
 			return err
 		}
-		res.Decline, res.Card = charge.DeclineOutcome(c, p.Decline, nil, p.Check.At, r.j.caps)
+		h, at, err := r.j.store.CardHistoryOf(ctx, c)
+		if err != nil {
+			return err
+		}
+		res.Decline, res.Card = charge.DeclineOutcome(c, p.Decline, h, at, p.Check.At, r.j.caps)
 	case reconcile.OutcomeFailed:
 		// An authoritative absence: the processor holds nothing under the key.
 		res.Failure = &charge.Failure{Code: "not_found_at_processor", Retryable: false}

@@ -168,19 +168,11 @@ func manualDecline(ctx context.Context, tx pgx.Tx, m ManualResolution, now time.
 	if err != nil {
 		return nil, nil, err
 	}
-	var h decline.History
-	if c.Card != nil {
-		all, err := cardHistory(ctx, tx, c.ProcessorAccount, c.Card.Fingerprint)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, a := range all {
-			if a.Charge != c.ID {
-				h = append(h, a)
-			}
-		}
+	h, at, err := othersHistory(ctx, tx, c)
+	if err != nil {
+		return nil, nil, err
 	}
-	raw, co := charge.DeclineOutcome(c, nil, h, now, m.Caps)
+	raw, co := charge.DeclineOutcome(c, nil, h, at, now, m.Caps)
 	var blk charge.DeclineJSON
 	if err := json.Unmarshal(raw, &blk); err != nil {
 		return nil, nil, fmt.Errorf("store: decline block: %w", err)
@@ -284,4 +276,37 @@ func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Ch
 		return nil, charge.ErrNotFound
 	}
 	return out, err
+}
+
+// othersHistory returns the history of c's card without c's own attempt, and the time the
+// history records that attempt at (when it records none, the time cardOutcomeTx will: the
+// first send, else the creation).
+func othersHistory(ctx context.Context, q rowsQuerier, c *charge.Charge) (decline.History, time.Time, error) {
+	at := c.CreatedAt
+	if c.FirstSentAt != nil {
+		at = *c.FirstSentAt
+	}
+	if c.Card == nil {
+		return nil, at, nil
+	}
+	all, err := cardHistory(ctx, q, c.ProcessorAccount, c.Card.Fingerprint)
+	if err != nil {
+		return nil, at, err
+	}
+	var h decline.History
+	for _, a := range all {
+		if a.Charge == c.ID {
+			at = a.At
+			continue
+		}
+		h = append(h, a)
+	}
+	return h, at, nil
+}
+
+// CardHistoryOf returns the history of charge c's card at its processor account without c's
+// own attempt, and the time the history records that attempt at: what a decline of c found
+// later is judged against.
+func (db *DB) CardHistoryOf(ctx context.Context, c *charge.Charge) (decline.History, time.Time, error) {
+	return othersHistory(ctx, db.pool, c)
 }

@@ -144,3 +144,36 @@ func TestMastercardLastSlotInFlight(t *testing.T) {
 		t.Fatalf("tenth decline: got %d %s, want 402", r.status, r.body)
 	}
 }
+
+// TestManualDeclineNotBefore: a charge an operator resolved declined announces, in its decline
+// block, the very slot an early reattempt is then refused with: both count from the attempt's
+// time as the card's history records it, not from the resolution.
+func TestManualDeclineNotBefore(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k, op := g.key("m_manual_nb", "checkout"), g.key("m_manual_nb", "operator")
+	g.script(`[{"blackhole": true}]`)
+	r := g.charge(k, "manual-nb", `{"amount":1000,"currency":"usd","payment_method":"pm_sim_approve_visa_card4713","initiator":"customer"}`,
+		"Request-Timeout-Ms", "700")
+	if r.status != 202 {
+		t.Fatalf("blackholed charge: got %d %s, want 202", r.status, r.body)
+	}
+	path := "/v1/charges/" + r.json(t)["id"].(string)
+	time.Sleep(1100 * time.Millisecond) // the resolution comes well after the attempt
+	if c := g.do(http.MethodPost, path+"/reconcile", op, nil, ""); c.status != 200 {
+		t.Fatalf("reconcile: got %d %s", c.status, c.body)
+	}
+	if d := g.do(http.MethodPost, path+"/resolve", op, nil, `{"outcome":"declined","note":"issuer said no"}`); d.status != 200 {
+		t.Fatalf("resolve: got %d %s", d.status, d.body)
+	}
+	got := g.do(http.MethodGet, path, k, nil, "")
+	announced := got.json(t)["decline"].(map[string]any)["reattempt"].(map[string]any)["not_before"]
+	early := g.do(http.MethodPost, path+"/reattempt", k, map[string]string{"Idempotency-Key": "manual-nb-r"}, "{}")
+	e, _ := early.json(t)["error"].(map[string]any)
+	if early.status != 422 || e["reason"] != "too_early" {
+		t.Fatalf("early reattempt: got %d %s, want 422 too_early", early.status, early.body)
+	}
+	if announced != e["not_before"] {
+		t.Fatalf("not_before: the decline block says %v, the refusal %v; want the same instant", announced, e["not_before"])
+	}
+}
