@@ -12,10 +12,18 @@ if [ -z "${DATABASE_URL:-}" ]; then
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     port=$(free_port) # another cluster holds the usual port; ours takes a free one
   fi
+  # A cluster another make run started stays up when this one ends: only ours is stopped.
+  pidfile=.data/pg/pgdata/postmaster.pid
+  if [ -f "$pidfile" ] && kill -0 "$(head -1 "$pidfile")" 2>/dev/null; then
+    stop_db=:
+  else
+    stop_db='scripts/pg.sh stop .data/pg'
+  fi
   DATABASE_URL=$(scripts/pg.sh start .data/pg "$port")
   export DATABASE_URL
-  trap 'scripts/pg.sh stop .data/pg' EXIT
+  trap "$stop_db" EXIT
 fi
+stop_db=${stop_db:-:}
 
 bin/paygate migrate
 [ "$mode" = migrate ] && exit 0
@@ -31,7 +39,7 @@ if (exec 3<>"/dev/tcp/$host/${addr##*:}") 2>/dev/null; then
 fi
 bin/paygate serve &
 pid=$!
-trap 'kill -TERM $pid 2>/dev/null; wait $pid; scripts/pg.sh stop .data/pg' EXIT INT TERM
+trap 'kill -TERM $pid 2>/dev/null; wait $pid; '"$stop_db" EXIT INT TERM
 for _ in $(seq 1 600); do
   if ! kill -0 "$pid" 2>/dev/null; then
     status=0; wait "$pid" || status=$?
