@@ -122,9 +122,10 @@ func (db *DB) begin(ctx context.Context, p charge.BeginParams) (charge.Begun, er
 	return out, err
 }
 
-// liveReattemptSQL finds the live reattempt of chain $1 other than the charge $2.
+// liveReattemptSQL finds the live reattempt of chain $1 other than the charge $2: the one the
+// one-live-reattempt rule holds (migration 0013), before one recorded as its duplicate.
 const liveReattemptSQL = `SELECT id FROM charges WHERE chain = $1 AND reattempt_of IS NOT NULL AND id <> $2
-	AND status IN ('processing', 'pending', 'succeeded') LIMIT 1`
+	AND status IN ('processing', 'pending', 'succeeded') ORDER BY reattempt_duplicate_of IS NOT NULL LIMIT 1`
 
 // liveReattempt returns the live reattempt of chain other than the charge except.
 func liveReattempt(ctx context.Context, q querier, chain, except string) (string, error) {
