@@ -174,6 +174,10 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	if err != nil {
 		return Response{}, err
 	}
+	// A read of the processor's account (after a failed connection put it in doubt) waits no
+	// longer than the caller does: when it cannot finish, the runner sends nothing.
+	acctCtx, cancelAcct := context.WithDeadline(ctx, start.Add(max(p.Timeout-s.answerMargin, 0)))
+	defer cancelAcct()
 	begun, err := s.store.BeginCharge(ctx, BeginParams{
 		Card:        card,
 		Admit:       s.admission(card, chain),
@@ -195,7 +199,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 			Chain:            chain,
 			Metadata:         p.Request.Metadata,
 			ProcessorKey:     ProcessorKey(id),
-			ProcessorAccount: s.accountNow(ctx),
+			ProcessorAccount: s.accountNow(acctCtx),
 		},
 	})
 	if err != nil {
@@ -236,7 +240,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 			switch {
 			case begun.Now.Sub(c.CreatedAt) >= KeyWriteWindow:
 				c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
-			case s.accountMoved(ctx, c.ProcessorAccount):
+			case s.accountMoved(acctCtx, c.ProcessorAccount):
 				c.Failure = &Failure{Code: CodeAccountChanged, Retryable: false}
 			}
 		}
@@ -283,7 +287,9 @@ func (s *Service) admission(card *Card, chain string) func(decline.History, time
 // database clock; uncertain says that an earlier run may have reached the processor.
 func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
 	expired := now.Sub(c.CreatedAt) >= KeyWriteWindow
-	moved := s.carriedAccountMoved(ctx, c, now, uncertain)
+	acctCtx, cancelAcct := context.WithTimeout(ctx, max(timeout-s.answerMargin, 0))
+	moved := s.carriedAccountMoved(acctCtx, c, now, uncertain)
+	cancelAcct()
 	if expired || moved {
 		// The processor's key retention is ending, or the charge belongs to another
 		// processor account than the one configured now: nothing is sent under its key any

@@ -147,3 +147,47 @@ func TestRequiresActionTakesNoCardSlot(t *testing.T) {
 		t.Fatalf("card attempts of a charge waiting for authentication: %d, want 0", n)
 	}
 }
+
+// hangingAccountRunner cannot read the processor's account: every read waits until its
+// context ends. Its runs succeed.
+type hangingAccountRunner struct{ sent *bool }
+
+func (r hangingAccountRunner) Account() string { return "acct_1" }
+func (r hangingAccountRunner) Run(ctx context.Context, c *charge.Charge) charge.Outcome {
+	return sendingRunner(r.sent).Run(ctx, c)
+}
+func (r hangingAccountRunner) CurrentAccount(ctx context.Context) string {
+	<-ctx.Done()
+	return "acct_1"
+}
+func (r hangingAccountRunner) AccountMoved(ctx context.Context, _ string) bool {
+	<-ctx.Done()
+	return false
+}
+
+// A read of the processor's account that does not finish never keeps the caller past its
+// deadline: the new charge and the retry of a failed one are answered within it.
+func TestAccountReadKeepsTheCallersDeadline(t *testing.T) {
+	t.Parallel()
+	db, m := serviceMerchant(t)
+	const timeout = 600 * time.Millisecond
+	failed := charge.CreateParams{MerchantID: m, Key: "k_failed", Fingerprint: idempotency.Fingerprint{60}, Request: visaRequest, Timeout: timeout}
+	failedRetryably(t, db, failed)
+	sent := false
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), Runner: hangingAccountRunner{&sent}})
+	for _, req := range []charge.CreateParams{
+		{MerchantID: m, Key: "k_new", Fingerprint: idempotency.Fingerprint{61}, Request: visaRequest, Timeout: timeout},
+		failed,
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		_, err := svc.Create(ctx, req)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: got error %v", req.Key, err)
+		}
+		if took := time.Since(start); took > timeout {
+			t.Errorf("%s: answered after %v, want within the caller's %v", req.Key, took, timeout)
+		}
+	}
+}
