@@ -243,7 +243,7 @@ func pending(c Charge, now time.Time, p Policy, d Decision) Decision {
 
 // AgainstManual returns what decision d means for a charge an operator resolved as manual:
 // processor evidence of another outcome — or a succeeded PaymentIntent that does not match
-// the charge, against a manual failed — reopens it at the top of the review queue
+// the charge, against a manual failed or declined — reopens it at the top of the review queue
 // (ReasonContradictsManual); evidence of the same outcome confirms it; the lack of evidence
 // needs no review, the operator has decided. Decide applies it; a Store applies it again to a
 // check that ran while an operator resolved the charge. d may have been decided against
@@ -252,7 +252,7 @@ func AgainstManual(manual Outcome, d Decision) Decision {
 	switch {
 	case d.Outcome != "" && d.Outcome != manual:
 		d.Kind, d.Reason, d.NextCheckAt = KindReview, ReasonContradictsManual, time.Time{}
-	case manual == OutcomeFailed && d.Status == "succeeded":
+	case (manual == OutcomeFailed || manual == OutcomeDeclined) && d.Status == "succeeded":
 		// Money moved where an operator said it did not, even if the PaymentIntent does not
 		// match the charge: the riskiest case, first in line (its mismatch stays named).
 		d.Kind, d.Reason, d.NextCheckAt = KindReview, ReasonContradictsManual, time.Time{}
