@@ -178,13 +178,15 @@ func Audit(h History, caps Caps) Findings {
 		}
 		if isMCDecline(i) {
 			// What enforcement counted when attempt i was sent: the declines known then,
-			// the attempts still in flight then (possible declines), and the attempt itself.
+			// the attempts still in flight then on a card in a run of declines (possible
+			// declines), and the attempt itself.
 			knownMC := func(i int) func(int) bool {
+				open := reattemptsKnownAt(hist, hist[i].At) // a run was open before j, as known then
 				return func(j int) bool {
 					if j == i || !hist[j].knownAt().After(hist[i].At) {
 						return isMCDecline(j)
 					}
-					return hist[j].Network.mastercardRules() && hist[i].At.Sub(hist[j].At) < InFlight
+					return open[j] && hist[j].Network.mastercardRules() && hist[i].At.Sub(hist[j].At) < InFlight
 				}
 			}
 			n := inWindow(i, mastercardShortWindow, isMCDecline)

@@ -14,10 +14,12 @@ const (
 )
 
 // InFlight is how long after it was sent a pending attempt may still be in flight: the
-// longest deadline a caller may give a charge (60 s), with room for the outcome's write. An
-// attempt in flight counts as a possible decline toward Mastercard's caps, so that charges
-// racing for a card's last slot cannot all take it; once its run has ended unknown it is no
-// decline (see [Pending]).
+// longest deadline a caller may give a charge (60 s), with room for the outcome's write. On
+// a card in a run of declines (its last known authorization was declined), an attempt in
+// flight counts as a possible decline toward Mastercard's caps, so that charges racing for
+// the card's last slot cannot all take it; on a card whose last known answer was an
+// approval it does not, so concurrent charges on a good card are never refused. Once its
+// run has ended unknown it is no decline (see [Pending]).
 const InFlight = 65 * time.Second
 
 // Caps are the network caps per card at one processor account. A zero or

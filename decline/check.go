@@ -95,8 +95,8 @@ type Verdict struct {
 //     in a run of declines and the last 30 days already hold the cap's
 //     number of reattempts; on Mastercard (or unknown), when the last 24
 //     hours or 30 days already hold the cap's number of declines (attempts
-//     still in flight, see [InFlight], included), since the next attempt may
-//     be one more; or within 30 days of a processor refusal
+//     still in flight on a card in a run of declines, see [InFlight],
+//     included), since the next attempt may be one more; or within 30 days of a processor refusal
 //     for excessive reattempts with no approval since.
 //   - too_early: before the end of a Mastercard advice delay on any
 //     decline, or before next.Chain's next schedule slot, with no cap in
@@ -166,7 +166,8 @@ func Check(h History, next Next, caps Caps) Verdict {
 		if inRun && a.Network.visaRules() && a.At.After(visaFrom) {
 			visa = append(visa, a.At)
 		}
-		if (out == Declined || out == Pending && now.Sub(a.At) < InFlight) && a.Network.mastercardRules() {
+		// An attempt still in flight on a card in a run of declines may be one more.
+		if (out == Declined || out == Pending && inRun && now.Sub(a.At) < InFlight) && a.Network.mastercardRules() {
 			if a.At.After(mc24From) {
 				mc24 = append(mc24, a.At)
 			}

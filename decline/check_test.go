@@ -181,6 +181,15 @@ func TestCheckPendingIsNeutral(t *testing.T) {
 		got = Check(h, Next{At: sent.Add(InFlight), Network: Mastercard}, Caps{})
 		assertVerdict(t, got, true, "", time.Time{})
 	})
+	t.Run("mastercard: attempts in flight on a good card refuse nothing", func(t *testing.T) {
+		t.Parallel()
+		h := History{{At: t0, Outcome: Approved, Network: Mastercard}}
+		for i := range 12 {
+			h = append(h, Attempt{At: t0.Add(time.Hour + time.Duration(i)*time.Millisecond), Outcome: Pending, Network: Mastercard})
+		}
+		got := Check(h, Next{At: t0.Add(time.Hour + time.Second), Network: Mastercard}, Caps{})
+		assertVerdict(t, got, true, "", time.Time{})
+	})
 	t.Run("mastercard: ten known declines refuse", func(t *testing.T) {
 		t.Parallel()
 		h := declines(10, t0, time.Hour, Mastercard, Generic)

@@ -177,3 +177,23 @@ func TestManualDeclineNotBefore(t *testing.T) {
 		t.Fatalf("not_before: the decline block says %v, the refusal %v; want the same instant", announced, e["not_before"])
 	}
 }
+
+// TestConcurrentChargesOnAGoodCard: charges in flight together on a card whose last answer was
+// an approval are never refused by the network caps: only on a card in a run of declines may
+// an attempt in flight be the decline that fills Mastercard's cap.
+func TestConcurrentChargesOnAGoodCard(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k := g.key("m_mc_burst", "checkout")
+	g.faults(`{"latency_ms": 400}`)
+	body := `{"amount":1000,"currency":"usd","payment_method":"pm_sim_approve_mc_card4715","initiator":"customer"}`
+	replies := make(chan reply, 14)
+	for i := range 14 {
+		go func() { replies <- g.charge(k, fmt.Sprintf("burst-%d", i), body) }()
+	}
+	for range 14 {
+		if r := <-replies; r.status != 200 {
+			t.Errorf("concurrent charge on a good card: got %d %s, want 200", r.status, r.body)
+		}
+	}
+}
