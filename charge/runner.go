@@ -30,6 +30,8 @@ type Accounts interface {
 	// Confirm returns the account as the processor states it now: a new read unless one
 	// succeeded within a few seconds. It returns an error when the read fails.
 	Confirm(ctx context.Context) (string, error)
+	// Refresh reads the account now, whatever was read before.
+	Refresh(ctx context.Context) (string, error)
 	// Last returns the account last read, without reading.
 	Last() string
 }
@@ -52,6 +54,7 @@ type fixedAccount string
 
 func (a fixedAccount) Current(context.Context) (string, error) { return string(a), nil }
 func (a fixedAccount) Confirm(context.Context) (string, error) { return string(a), nil }
+func (a fixedAccount) Refresh(context.Context) (string, error) { return string(a), nil }
 func (a fixedAccount) Last() string                            { return string(a) }
 
 // Observer is told of every finished run, for metrics.
@@ -117,6 +120,41 @@ func (r *LoopRunner) AccountMoved(ctx context.Context, account string) bool {
 	return id != account
 }
 
+// reachedAccount returns, after a run whose request may have executed over a newly dialed
+// connection, the processor's account when it is another than account, the one the charge
+// was recorded at: the process behind the processor's address changed (restarted as
+// another account) between the account's last read and the send, with no request failing
+// to tell. Empty when it is the same, or cannot be read within accountConfirmWait. The
+// caller records the charge at the returned account only when this run made its first sends.
+func (r *LoopRunner) reachedAccount(ctx context.Context, account string) string {
+	// The run's deadline may have passed (a run that waited its whole deadline): the read
+	// takes a little of the margin the caller's answer keeps, never more.
+	until := time.Now().Add(accountConfirmWait)
+	if d, ok := ctx.Deadline(); ok {
+		until = minTime(until, d.Add(reachedAccountGrace))
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), until)
+	defer cancel()
+	// Read now: a read of a moment ago may have reached the process the new connection
+	// replaced.
+	id, err := r.accounts.Refresh(ctx)
+	if err != nil || id == account {
+		return ""
+	}
+	return id
+}
+
+// reachedAccountGrace is how far past the run's deadline reachedAccount may read: a part of
+// the margin the engine keeps to store and send the answer.
+const reachedAccountGrace = 50 * time.Millisecond
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // codeAccountUnconfirmed is the processor_code of an attempt not sent because the processor
 // account could not be read.
 const codeAccountUnconfirmed = "processor_account_unconfirmed"
@@ -160,6 +198,7 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 		piStatus   string
 		unsent     []int // attempts the account check stopped before sending
 		moved      bool  // the processor is another account than the charge's
+		fresh      bool  // a request that may have executed went over a newly dialed connection
 	)
 	// The caller's deadline is the run's (Request-Timeout-Ms, up to 60 s): the policy's
 	// deadline is only the default of a run without one.
@@ -179,6 +218,7 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 			return out
 		}
 		at := r.cfg.Processor.CreatePayment(ctx, params)
+		fresh = fresh || (at.FreshConn && at.Writes > 0)
 		requestIDs = append(requestIDs, at.RequestID)
 		if at.PaymentIntent != "" {
 			piID = at.PaymentIntent
@@ -206,6 +246,9 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 		r.cfg.Observer.Observe(c.MerchantID, rep)
 	}
 	out := Outcome{ProcessorRef: piID, ProcessorStatus: piStatus, Attempts: attemptsOf(rep, requestIDs)}
+	if fresh && c.ProcessorAccount != "" && c.Attempts == 0 {
+		out.Account = r.reachedAccount(ctx, c.ProcessorAccount)
+	}
 	for _, n := range unsent {
 		// Nothing left for the processor: the row says so whatever stopped the loop.
 		out.Attempts[n-1].Class = string(retry.ClassNotSent)

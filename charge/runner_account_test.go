@@ -41,6 +41,8 @@ func (a *switchingAccounts) Confirm(ctx context.Context) (string, error) {
 	return a.Current(ctx)
 }
 
+func (a *switchingAccounts) Refresh(ctx context.Context) (string, error) { return a.Confirm(ctx) }
+
 func (a *switchingAccounts) Last() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -199,4 +201,43 @@ func TestServiceConfirmsTheAccountOfAnExistingCharge(t *testing.T) {
 			t.Fatal("a fixed-account runner: want its account compared as before")
 		}
 	})
+}
+
+// freshProcessor answers every attempt with success over a newly dialed connection, after
+// which the process behind the address is another account: it was restarted as one between
+// the account's last read and the send, with no request failing.
+type freshProcessor struct{ accounts *switchingAccounts }
+
+func (p freshProcessor) CreatePayment(context.Context, processor.PaymentParams) processor.Attempt {
+	p.accounts.set("acct_B", nil)
+	return processor.Attempt{Outcome: retry.Outcome{Class: retry.ClassSuccess, HTTPStatus: 200}, Writes: 1, FreshConn: true}
+}
+
+// A run whose first send went over a new connection to a processor that turns out to be
+// another account records the charge where its key was used; a charge sent before, or a send
+// over a reused connection, is not moved.
+func TestRunnerRecordsTheAccountItReached(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		attempts    int
+		wantAccount string
+	}{
+		{"a charge's first sends", 0, "acct_B"},
+		{"a charge sent before", 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			accounts := &switchingAccounts{account: "acct_A"}
+			r := NewRunner(RunnerConfig{Processor: freshProcessor{accounts}, Accounts: accounts, Policy: retry.DefaultPolicy()})
+			c := accountCharge()
+			c.Attempts = tc.attempts
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			out := r.Run(ctx, c)
+			if out.Status != StatusSucceeded || out.Account != tc.wantAccount {
+				t.Fatalf("got %s at %q, want succeeded at %q", out.Status, out.Account, tc.wantAccount)
+			}
+		})
+	}
 }

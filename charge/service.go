@@ -105,6 +105,11 @@ type Outcome struct {
 	// to take one again: what remains of the Retry-After it sent last, or of an open
 	// circuit's pause. Zero when it gave no such hint.
 	RetryAfter time.Duration
+	// Account, when set, is the processor account the run's requests reached, found to be
+	// another than the one the charge was recorded at (the process behind the processor's
+	// address changed between the account's last read and the send): the charge is recorded
+	// at it, where its key was used.
+	Account string
 }
 
 // Service is the charge engine.
@@ -324,6 +329,11 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	}
 	c.Status = out.Status
 	c.Failure = out.Failure
+	if out.Account != "" {
+		s.log.Warn("charge sent to another processor account than the one recorded: recorded at the one it reached",
+			zap.String("charge_id", c.ID), zap.String("processor_account", c.ProcessorAccount), zap.String("reached_account", out.Account))
+		c.ProcessorAccount = out.Account
+	}
 	var network string
 	if c.Card != nil {
 		network = c.Card.Network

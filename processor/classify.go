@@ -31,6 +31,10 @@ type Attempt struct {
 	// on a fresh connection when a reused one fails before answering). Above 1, the
 	// Outcome says the attempt may have executed unless its answer settled the operation.
 	Writes int
+	// FreshConn is true when a connection was dialed for the request: the process behind
+	// the processor's address may have changed since the last request (and with it the
+	// account), without any request failing.
+	FreshConn bool
 	// Err is the underlying error, for logs; it carries no secret.
 	Err error
 }

@@ -176,6 +176,7 @@ func (c *Client) CreatePayment(ctx context.Context, p PaymentParams) Attempt {
 	wrote, writes, status, header := ex.snapshot()
 	a := classifyWrite(response{ctxErr: ctx.Err(), wrote: wrote, writes: writes, status: status, header: header}, pi, err)
 	a.Writes = writes
+	a.FreshConn = ex.freshConn()
 	return a
 }
 

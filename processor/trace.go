@@ -17,6 +17,7 @@ type exchange struct {
 	writes      int  // how often the transport wrote it (a transparent re-send makes 2)
 	writeFailed bool // a write failed: a connection broke under the request
 	firstByte   bool // some response byte arrived
+	fresh       bool // a connection was dialed for it: the peer may be a process never asked before
 	status      int
 	header      http.Header
 }
@@ -37,6 +38,13 @@ func withExchange(ctx context.Context) (context.Context, *exchange) {
 				ex.writes++
 			} else {
 				ex.writeFailed = true
+			}
+		},
+		GotConn: func(info httptrace.GotConnInfo) {
+			if !info.Reused {
+				ex.mu.Lock()
+				ex.fresh = true
+				ex.mu.Unlock()
 			}
 		},
 		GotFirstResponseByte: func() {
@@ -97,4 +105,11 @@ func (h *connHook) failed() {
 	if f := h.f.Load(); f != nil {
 		(*f)()
 	}
+}
+
+// freshConn reports whether a connection was dialed for the request.
+func (ex *exchange) freshConn() bool {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return ex.fresh
 }
