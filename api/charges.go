@@ -203,7 +203,8 @@ func requestTimeout(v string) (time.Duration, *Error) {
 		return defaultRequestTimeout, nil
 	}
 	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ms <= 0 || time.Duration(ms)*time.Millisecond > maxRequestTimeout {
+	// Compared in milliseconds: a huge value would overflow the duration and pass.
+	if err != nil || ms <= 0 || ms > maxRequestTimeout.Milliseconds() {
 		return 0, invalid("request_timeout_invalid", "Request-Timeout-Ms", "Request-Timeout-Ms must be an integer from 1 to 60000")
 	}
 	return time.Duration(ms) * time.Millisecond, nil

@@ -104,3 +104,32 @@ func TestRenderChargeError(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestTimeout: Request-Timeout-Ms is an integer from 1 to 60000; anything else, a
+// value too large to hold as a duration included, is refused.
+func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		header string
+		want   time.Duration // 0: refused
+	}{
+		{"", defaultRequestTimeout},
+		{"1", time.Millisecond},
+		{"60000", 60 * time.Second},
+		{"60001", 0},
+		{"0", 0},
+		{"-5", 0},
+		{"1.5", 0},
+		{"10000000000000", 0},   // overflows a duration in nanoseconds
+		{"4000056655665556", 0}, // likewise
+		{"99999999999999999999", 0},
+	} {
+		got, err := requestTimeout(tc.header)
+		switch {
+		case tc.want == 0 && (err == nil || err.Code != "request_timeout_invalid"):
+			t.Errorf("requestTimeout(%q) = %v, %v; want request_timeout_invalid", tc.header, got, err)
+		case tc.want != 0 && (err != nil || got != tc.want):
+			t.Errorf("requestTimeout(%q) = %v, %v; want %v", tc.header, got, err, tc.want)
+		}
+	}
+}
