@@ -12,8 +12,10 @@
 // bodies.
 //
 // Card data is refused before any other check of a request (400 card_data_not_accepted)
-// and never echoed: in the query string, the Idempotency-Key, and anywhere in a body (every
-// key and value of its token stream, and the raw text where it is not one JSON value). A
+// and never echoed: in the query string, and anywhere in a body (every key and value of its
+// token stream, and the raw text where it is not one JSON value). The Idempotency-Key is the
+// caller's opaque token and is not checked: a numeric key (a timestamp in nanoseconds, an
+// order number) would pass the Luhn check one time in ten. A
 // body's object that gives a key twice is refused (400 duplicate_parameter), so that no
 // decoder's choice between the two values matters.
 package api
