@@ -36,6 +36,9 @@ type WatchConfig struct {
 	Now func() time.Time
 	// Log receives a line when the account changes or cannot be read.
 	Log *zap.Logger
+	// OnChange, when set, is called after a read found another account than the last one
+	// (what depends on the account, such as cached card fingerprints, is dropped).
+	OnChange func()
 }
 
 func (c WatchConfig) withDefaults() WatchConfig {
@@ -185,6 +188,7 @@ func (w *AccountWatch) read(f *accountRead, doubts uint64) {
 	if err == nil && id == "" {
 		err = errors.New("processor: account: empty id")
 	}
+	changed := false
 	w.mu.Lock()
 	logFailure := err != nil && !w.failing
 	w.failing = err != nil
@@ -200,13 +204,17 @@ func (w *AccountWatch) read(f *accountRead, doubts uint64) {
 			w.stale.Store(false)
 		}
 		f.id = id
-		if prev != id {
+		changed = prev != id
+		if changed {
 			w.cfg.Log.Warn("the processor account changed: new charges are recorded at the new one, and charges of the old one are never sent, replayed or reconciled there",
 				zap.String("previous_account", prev), zap.String("processor_account", id))
 		}
 	}
 	w.flight = nil
 	w.mu.Unlock()
+	if changed && w.cfg.OnChange != nil {
+		w.cfg.OnChange()
+	}
 	switch {
 	case logFailure:
 		w.cfg.Log.Warn("reading the processor account failed: nothing is sent under an existing charge's key until it succeeds",

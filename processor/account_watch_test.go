@@ -157,6 +157,14 @@ func TestAccountWatchStaleAfterAConnectionFailure(t *testing.T) {
 	t.Run("a timeout is not a connection failure", func(t *testing.T) {
 		t.Parallel()
 		b := setupWatch(t, "acct_watchA")
+		// A first request dials the connection (a new connection puts the account in doubt,
+		// see below); a read clears the doubt, and the timeout reuses the connection.
+		if _, err := b.client.Card(context.Background(), "pm_card_visa"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.watch.Refresh(context.Background()); err != nil || b.watch.Stale() {
+			t.Fatalf("refresh: got error %v, stale %v; want the doubt cleared", err, b.watch.Stale())
+		}
 		steps, err := sim.ParseScript([]byte(`[{"blackhole":true}]`))
 		if err != nil {
 			t.Fatal(err)
@@ -176,6 +184,24 @@ func TestAccountWatchStaleAfterAConnectionFailure(t *testing.T) {
 			t.Fatal("stale after a timeout: a slow processor is not another account")
 		}
 	})
+}
+
+// TestAccountWatchStaleAfterANewConnection: a request over a newly dialed connection puts the
+// account in doubt (the process behind the address may have been restarted as another
+// account while its old connections closed quietly); the account's own read does not.
+func TestAccountWatchStaleAfterANewConnection(t *testing.T) {
+	t.Parallel()
+	b := setupWatch(t, "acct_watchA")
+	if _, err := b.watch.Refresh(context.Background()); err != nil || b.watch.Stale() {
+		t.Fatalf("refresh over a new connection: got error %v, stale %v; want not stale", err, b.watch.Stale())
+	}
+	b.srv.CloseClientConnections()
+	if _, err := b.client.Card(context.Background(), "pm_card_visa"); err != nil {
+		t.Fatal(err)
+	}
+	if !b.watch.Stale() {
+		t.Fatal("not stale after a card read over a new connection")
+	}
 }
 
 // fakeReader answers Account with its account, counting the reads; a read waits for gate

@@ -233,6 +233,10 @@ func (c *Client) Card(ctx context.Context, paymentMethod string) (Card, error) {
 	return card, nil
 }
 
+// ForgetCards empties the card cache: card fingerprints are the processor account's, and
+// the account changed.
+func (c *Client) ForgetCards() { c.cards.clear() }
+
 // cardCache is a bounded map: at its bound an arbitrary entry makes room.
 type cardCache struct {
 	mu  sync.Mutex
@@ -241,6 +245,12 @@ type cardCache struct {
 }
 
 func newCardCache(max int) *cardCache { return &cardCache{max: max, m: make(map[string]Card)} }
+
+func (c *cardCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.m)
+}
 
 func (c *cardCache) get(k string) (Card, bool) {
 	c.mu.Lock()

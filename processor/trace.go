@@ -71,9 +71,22 @@ type recordingTransport struct {
 }
 
 func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// A connection dialed for a request other than the account's own read puts the account
+	// in doubt too: the process behind the address may have been restarted (as another
+	// account) while its old connections closed quietly.
+	var dialed atomic.Bool
+	if req.URL.Path != accountPath {
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) {
+				if !info.Reused {
+					dialed.Store(true)
+				}
+			},
+		}))
+	}
 	resp, err := t.base.RoundTrip(req)
 	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
-	broke := err != nil && req.Context().Err() == nil
+	broke := (err != nil && req.Context().Err() == nil) || dialed.Load()
 	if ex != nil {
 		ex.mu.Lock()
 		if resp != nil {
@@ -91,9 +104,14 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return resp, err
 }
 
+// accountPath is the path of the processor's account read, which never puts the account in
+// doubt itself.
+const accountPath = "/v1/account"
+
 // connHook holds what to call when a request to the processor failed without an answer, or
-// its connection broke under it: refused, reset, closed, unreachable. A request that ended
-// because its context did (a timeout, a cancellation) is not such a failure.
+// its connection broke under it: refused, reset, closed, unreachable; or went over a newly
+// dialed connection. A request that ended because its context did (a timeout, a
+// cancellation) is not such a failure.
 type connHook struct {
 	f atomic.Pointer[func()]
 }

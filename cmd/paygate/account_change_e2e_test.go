@@ -205,36 +205,43 @@ func TestProcessorAccountChangesWhileServing(t *testing.T) {
 		}
 	})
 
-	t.Run("the processor restarted while the gateway was idle", func(t *testing.T) {
-		t.Parallel()
-		s := startExternalSim(t)
-		g := startGatewayAt(t, s)
-		k := g.key("m_acct_idle", "checkout")
-		op := g.key("m_acct_idle", "operator")
-		if r := g.charge(k, "warm", mastercard); r.status != 200 {
-			t.Fatalf("first charge: got %d %s", r.status, r.body)
-		}
-		// The processor restarts as another account at once: its idle connections close, no
-		// request fails, and the next charge is recorded at the account read last before
-		// its request goes out over a new connection to the new account.
-		s.kill()
-		s.start()
-		g.script(`[{"status":500,"after_commit":true}]`)
-		p := g.charge(k, "k_idle", mastercard)
-		if p.status != 202 {
-			t.Fatalf("500 after commit: got %d %s, want 202 pending", p.status, p.body)
-		}
-		id := p.json(t)["id"].(string)
-		// The charge is recorded where its key was used: reconciliation, which confirms the
-		// account (a read older than 2 s is made again), reads it there and finds it paid,
-		// instead of leaving a paid charge to review as another account's.
-		time.Sleep(2100 * time.Millisecond)
-		rc := g.do(http.MethodPost, "/v1/charges/"+id+"/reconcile", op, nil, "")
-		if rc.status != 200 {
-			t.Fatalf("reconcile: got %d %s", rc.status, rc.body)
-		}
-		if st := rc.json(t)["charge"].(map[string]any)["status"]; st != "succeeded" {
-			t.Fatalf("the charge after the check: got %v (%s), want succeeded at the new account", st, rc.body)
-		}
-	})
+	// The processor restarts as another account at once while the gateway is idle: its idle
+	// connections close, no request fails, and the next charge goes out over a new connection
+	// to the new account — its card read first (a card not read before), or its payment (a
+	// card read before, cached).
+	for _, tc := range []struct{ name, body string }{
+		{"the processor restarted while the gateway was idle, card read before", mastercard},
+		{"the processor restarted while the gateway was idle, card not read before",
+			`{"amount":1000,"currency":"usd","payment_method":"pm_sim_approve_visa_card4716","initiator":"customer"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := startExternalSim(t)
+			g := startGatewayAt(t, s)
+			k := g.key("m_acct_idle", "checkout")
+			op := g.key("m_acct_idle", "operator")
+			if r := g.charge(k, "warm", mastercard); r.status != 200 {
+				t.Fatalf("first charge: got %d %s", r.status, r.body)
+			}
+			s.kill()
+			s.start()
+			g.script(`[{"status":500,"after_commit":true}]`)
+			p := g.charge(k, "k_idle", tc.body)
+			if p.status != 202 {
+				t.Fatalf("500 after commit: got %d %s, want 202 pending", p.status, p.body)
+			}
+			id := p.json(t)["id"].(string)
+			// The charge is recorded where its key was used: reconciliation, which confirms
+			// the account (a read older than 2 s is made again), reads it there and finds it
+			// paid, instead of leaving a paid charge to review as another account's.
+			time.Sleep(2100 * time.Millisecond)
+			rc := g.do(http.MethodPost, "/v1/charges/"+id+"/reconcile", op, nil, "")
+			if rc.status != 200 {
+				t.Fatalf("reconcile: got %d %s", rc.status, rc.body)
+			}
+			if st := rc.json(t)["charge"].(map[string]any)["status"]; st != "succeeded" {
+				t.Fatalf("the charge after the check: got %v (%s), want succeeded at the new account", st, rc.body)
+			}
+		})
+	}
 }

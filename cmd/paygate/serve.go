@@ -115,7 +115,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	// after every connection that failed, new charges are recorded at its account, and
 	// nothing is sent, replayed or reconciled under an existing charge's key before the
 	// processor confirmed the charge's account.
-	accounts := processor.NewAccountWatch(proc, account, processor.WatchConfig{Every: cfg.AccountRefresh, Log: log.Named("processor")})
+	accounts := processor.NewAccountWatch(proc, account, processor.WatchConfig{Every: cfg.AccountRefresh, Log: log.Named("processor"),
+		OnChange: proc.ForgetCards})
 	proc.OnConnectionFailure(accounts.MarkStale)
 	go accounts.Run(ctx)
 
