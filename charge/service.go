@@ -329,10 +329,20 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	}
 	c.Status = out.Status
 	c.Failure = out.Failure
-	if out.Account != "" {
+	reached := out.Account != ""
+	if reached {
 		s.log.Warn("charge sent to another processor account than the one recorded: recorded at the one it reached",
 			zap.String("charge_id", c.ID), zap.String("processor_account", c.ProcessorAccount), zap.String("reached_account", out.Account))
 		c.ProcessorAccount = out.Account
+		// A card's fingerprint is the account's: its history goes under the one the card has
+		// there (the card cache was emptied when the account changed). Unread, it stays.
+		if c.Card != nil {
+			cardCtx, cancelCard := context.WithTimeout(context.WithoutCancel(ctx), min(cardLookupTimeout, 500*time.Millisecond))
+			if card, err := s.card(cardCtx, c.PaymentMethod); err == nil && card != nil {
+				c.Card = card
+			}
+			cancelCard()
+		}
 	}
 	var network string
 	if c.Card != nil {
@@ -360,7 +370,7 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	// Storing the outcome must not be cut short by the caller hanging up.
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelFinish()
-	if err := s.finishNext(finishCtx, merchantID, key, c, out.Attempts, resp, co, next); err != nil {
+	if err := s.finishNext(finishCtx, merchantID, key, c, out.Attempts, resp, co, next, reached); err != nil {
 		if errors.Is(err, ErrSettled) {
 			// This run stalled past its key's lock and the charge was settled without it:
 			// the answer is the charge as settled.
@@ -379,11 +389,11 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 // finish stores the outcome; the response is stored for replay unless it is a 202 (its
 // replay renders the current state) or a retryable failure (a retry runs again).
 func (s *Service) finish(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome) error {
-	return s.finishNext(ctx, merchantID, key, c, attempts, resp, co, nil)
+	return s.finishNext(ctx, merchantID, key, c, attempts, resp, co, nil, false)
 }
 
-func (s *Service) finishNext(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome, next *NextReattempt) error {
-	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts, Card: co, Next: next}
+func (s *Service) finishNext(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome, next *NextReattempt, moved bool) error {
+	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts, Card: co, Next: next, Moved: moved}
 	if c.Failure != nil {
 		fp.Reason = c.Failure.Code
 	}

@@ -107,6 +107,10 @@ type FinishParams struct {
 	Reason string
 	// Next is the next step of an automatic reattempt chain, persisted with the decline.
 	Next *NextReattempt
+	// Moved says the charge was re-recorded at the processor account its request reached
+	// (Charge.ProcessorAccount) with its card as read there (Charge.Card): the card's
+	// history moves with it.
+	Moved bool
 }
 
 // NextReattempt is the next step of an automatic reattempt chain: the reattempt's charge id,

@@ -555,7 +555,11 @@ func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, [
 		"actor": actorOr(p.Actor), "reason": p.Reason, "first_check": firstCheck,
 		"next_id": nextID, "next_at": nextAt,
 	}
-	v := finishVariant{pending: c.Status == charge.StatusPending, attempts: n > 0, card: cardOutcome}
+	v := finishVariant{pending: c.Status == charge.StatusPending, attempts: n > 0, card: cardOutcome,
+		moved: p.Moved && c.Card != nil && c.Card.Fingerprint != ""}
+	if v.moved {
+		args["card_fp"] = c.Card.Fingerprint
+	}
 	if v.card != "" && v.card != string(charge.NoCardAttempt) {
 		v.card = "update"
 	}
@@ -563,10 +567,11 @@ func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, [
 }
 
 // finishVariant names the parts of finishSQL an outcome needs: card is "" (the card's history
-// is unchanged), "none" (its attempt is dropped) or "update".
+// is unchanged), "none" (its attempt is dropped) or "update"; moved re-records the charge's
+// card under the processor account its request reached (FinishParams.Moved).
 type finishVariant struct {
-	pending, attempts bool
-	card              string
+	pending, attempts, moved bool
+	card                     string
 }
 
 // finishSQL is the statement that stores an outcome, with only the parts it needs: an
@@ -595,7 +600,7 @@ func finishSQL(v finishVariant) string {
 				updated_at = clock_timestamp(),
 				finalized_at = CASE WHEN @status IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
 				next_reattempt_id = COALESCE(@next_id, next_reattempt_id),
-				next_reattempt_at = COALESCE(@next_at, next_reattempt_at)
+				next_reattempt_at = COALESCE(@next_at, next_reattempt_at)` + movedCharge(v) + `
 			 WHERE id = @id AND merchant_id = @merchant` + finishGuard + `
 			RETURNING 1
 		)`, `ev AS (
@@ -635,7 +640,7 @@ func finishSQL(v finishVariant) string {
 		ctes = append(ctes, `ca AS (
 			UPDATE card_attempts SET outcome = @card_outcome, class = NULLIF(@card_class, ''),
 				category = NULLIF(@card_category::int, 0), mac = NULLIF(@card_mac::int, 0), cap_reached = @cap_reached,
-				settled_at = CASE WHEN @card_outcome <> 'pending' THEN clock_timestamp() END
+				settled_at = CASE WHEN @card_outcome <> 'pending' THEN clock_timestamp() END`+movedCard(v)+`
 			 WHERE charge_id = @id AND EXISTS (SELECT 1 FROM u)
 		)`)
 	}
@@ -646,6 +651,24 @@ func finishSQL(v finishVariant) string {
 		)`)
 	return "\n\t\tWITH " + strings.Join(ctes, ",\n\t\t") + `
 		SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM cur)`
+}
+
+// movedCharge and movedCard are the assignments of a charge re-recorded at the processor
+// account its request reached, with its card's fingerprint there.
+func movedCharge(v finishVariant) string {
+	if !v.moved {
+		return ""
+	}
+	return `,
+				card_fingerprint = @card_fp`
+}
+
+func movedCard(v finishVariant) string {
+	if !v.moved {
+		return ""
+	}
+	return `,
+				processor_account = @account, fingerprint = @card_fp`
 }
 
 func actorOr(a string) string {

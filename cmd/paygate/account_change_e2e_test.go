@@ -242,6 +242,27 @@ func TestProcessorAccountChangesWhileServing(t *testing.T) {
 			if st := rc.json(t)["charge"].(map[string]any)["status"]; st != "succeeded" {
 				t.Fatalf("the charge after the check: got %v (%s), want succeeded at the new account", st, rc.body)
 			}
+			// The card's history holds the attempt under the new account and the card's
+			// fingerprint there, where the network rules and the audit report count it.
+			var pm struct {
+				PaymentMethod string `json:"payment_method"`
+			}
+			if err := json.Unmarshal([]byte(tc.body), &pm); err != nil {
+				t.Fatal(err)
+			}
+			fp := g.fingerprint(pm.PaymentMethod)
+			rep := g.do(http.MethodGet, "/v1/reports/reattempts", g.key("m_acct_idle", "auditor"), nil, "")
+			var doc reportDoc
+			if err := json.Unmarshal(rep.body, &doc); err != nil || rep.status != 200 {
+				t.Fatalf("report: got %d %s (%v)", rep.status, rep.body, err)
+			}
+			found := false
+			for _, row := range doc.Data {
+				found = found || (row.ProcessorAccount == s.account() && row.Fingerprint == fp && row.Attempts == 1)
+			}
+			if !found {
+				t.Fatalf("report: no row for the card at the new account (%s, %s) with the charge's attempt: %s", s.account(), fp, rep.body)
+			}
 		})
 	}
 }
