@@ -84,22 +84,11 @@ func Audit(h History, caps Caps) Findings {
 
 	// Which attempts are reattempts: an authorization while a run of
 	// declines is open. Blocks are not authorizations.
-	reattempt := make([]bool, len(hist))
-	open := false
+	reattempt := reattempts(hist, func(j int) Outcome { return hist[j].Outcome.orPending() })
 	for i, a := range hist {
-		switch a.Outcome.orPending() {
-		case Blocked:
-			continue
-		case Approved:
-			reattempt[i] = open
-			open = false
-		case Declined:
-			reattempt[i] = open
-			open = true
+		if a.Outcome.orPending() == Declined {
 			f.Declines++
 			f.DeclinesByClass[a.Class.orGeneric()]++
-		case Pending:
-			reattempt[i] = open // sent during a run; it neither opens nor ends one
 		}
 		if reattempt[i] {
 			f.Reattempts++
@@ -204,17 +193,22 @@ func Audit(h History, caps Caps) Findings {
 // outcomes the gateway knew at t: an outcome learned after t was still pending then. It is
 // computed only for a cap found broken, so the report stays quadratic.
 func reattemptsKnownAt(hist History, t time.Time) []bool {
+	return reattempts(hist, func(j int) Outcome {
+		if hist[j].knownAt().After(t) {
+			return Pending
+		}
+		return hist[j].Outcome.orPending()
+	})
+}
+
+// reattempts marks the attempts of hist (in time order) sent while a run of declines was
+// open, given each attempt's outcome: a decline opens a run, an approval ends it, a pending
+// attempt does neither, and a block is no authorization.
+func reattempts(hist History, outcome func(j int) Outcome) []bool {
 	out := make([]bool, len(hist))
 	open := false
-	for j, p := range hist {
-		if p.At.After(t) {
-			break
-		}
-		o := p.Outcome.orPending()
-		if p.knownAt().After(t) {
-			o = Pending
-		}
-		switch o {
+	for j := range hist {
+		switch outcome(j) {
 		case Approved:
 			out[j], open = open, false
 		case Declined:

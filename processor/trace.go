@@ -17,7 +17,7 @@ type exchange struct {
 	writes      int  // how often the transport wrote it (a transparent re-send makes 2)
 	writeFailed bool // a write failed: a connection broke under the request
 	firstByte   bool // some response byte arrived
-	fresh       bool // a connection was dialed for it: the peer may be a process never asked before
+	fresh       bool // a connection was dialed for it (recordingTransport): the peer may be a process never asked before
 	status      int
 	header      http.Header
 }
@@ -38,13 +38,6 @@ func withExchange(ctx context.Context) (context.Context, *exchange) {
 				ex.writes++
 			} else {
 				ex.writeFailed = true
-			}
-		},
-		GotConn: func(info httptrace.GotConnInfo) {
-			if !info.Reused {
-				ex.mu.Lock()
-				ex.fresh = true
-				ex.mu.Unlock()
 			}
 		},
 		GotFirstResponseByte: func() {
@@ -75,20 +68,19 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	// in doubt too: the process behind the address may have been restarted (as another
 	// account) while its old connections closed quietly.
 	var dialed atomic.Bool
-	if req.URL.Path != accountPath {
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) {
-				if !info.Reused {
-					dialed.Store(true)
-				}
-			},
-		}))
-	}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if !info.Reused {
+				dialed.Store(true)
+			}
+		},
+	}))
 	resp, err := t.base.RoundTrip(req)
 	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
-	broke := (err != nil && req.Context().Err() == nil) || dialed.Load()
+	broke := (err != nil && req.Context().Err() == nil) || (dialed.Load() && req.URL.Path != accountPath)
 	if ex != nil {
 		ex.mu.Lock()
+		ex.fresh = ex.fresh || dialed.Load()
 		if resp != nil {
 			ex.status = resp.StatusCode
 			ex.header = resp.Header.Clone()
