@@ -1,174 +1,213 @@
 #!/usr/bin/env bash
 # bench.sh: the benchmarks of the design's Performance table, printed in one run.
+#
+# A charge through paygate is measured beside the minimal keyed-charge gateway (cmd/minimal:
+# a cached key hash, one INSERT with a unique key, one stripe-go create+confirm, one UPDATE)
+# on the same PostgreSQL cluster, against the same simulator process, in alternating rounds.
 # Like make test, it starts a throwaway PostgreSQL when DATABASE_URL is unset (fsync and
-# synchronous_commit on).
+# synchronous_commit on). BENCH_ROUNDS, BENCH_CONCURRENCY and BENCH_SECONDS tune the rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-# The bench cluster holds its working set in memory, as a production server sized for its
-# write rate does: with the default 128 MB, backends write evicted pages out during the runs,
-# and the kernel's bursts of writeback stall the WAL's flushes (commits wait 100 ms and more).
-PAYGATE_PG_OPTIONS="-c shared_buffers=1GB" throwaway_database bench
+# The working set stays in memory, as on a server sized for its write rate; checkpoints are
+# spaced so that a round of seconds measures the rows it writes, not a checkpoint's first
+# page images (both gateways alike).
+PAYGATE_PG_OPTIONS="-c shared_buffers=1GB -c checkpoint_timeout=30min -c max_wal_size=16GB ${PAYGATE_PG_OPTIONS:-}" \
+  throwaway_database bench
+ROUNDS=${BENCH_ROUNDS:-5}
+C=${BENCH_CONCURRENCY:-16}
+D=${BENCH_SECONDS:-10}
 
 echo "== retry budget: one decision (target <= 100 ns, 0 allocs uncontended; contended on 2 cores beside it)"
 go test ./retry/ -run '^$' -bench 'Budget' -benchmem -count=1 | grep -E '^(Benchmark|ok)'
 
-echo
-echo "== charges through the whole gateway against pgbench's bound (fsync and synchronous_commit on)"
 go build -o bin/loadgen ./cmd/loadgen
-C=${BENCH_CONCURRENCY:-16}
-D=${BENCH_SECONDS:-10}
+go build -o bin/minimal ./cmd/minimal
 work=$(mktemp -d -t paygate-bench-run.XXXXXX)
 pids=()
 stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 on_exit stop_all
-
-# cpu_snap PID...: "pid ticks" (user and system CPU, in clock ticks) for each live process.
-cpu_snap() {
-  local p
-  for p in "$@"; do
-    [ -r "/proc/$p/stat" ] && awk -v p="$p" '{print p, $14 + $15}' "/proc/$p/stat" 2>/dev/null
-  done
-  return 0
-}
-# cpu_ms BEFORE AFTER: the CPU milliseconds the processes of AFTER used since BEFORE.
-cpu_ms() {
-  awk -v hz="$(getconf CLK_TCK)" 'NR == FNR {t0[$1] = $2; next} {d += $2 - t0[$1]} END {printf "%.0f", d * 1000 / hz}' \
-    <(echo "$1") <(echo "$2")
-}
-pg_pids() { pgrep -x postgres || true; }
-# busy_ms: the CPU milliseconds the whole machine spent busy since boot (every core).
-busy_ms() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / {printf "%.0f", ($2 + $3 + $4 + $7 + $8) * 1000 / hz}' /proc/stat; }
-# settle starts a measured run from a clean state, as pgbench does by default: the tables
-# vacuumed and analyzed. No checkpoint is forced: right after one, the first change of every
-# page writes the whole page to the WAL, and a run of ten seconds would measure little else.
-settle() { psql "$BENCH_DB" -qc "VACUUM ANALYZE" >/dev/null; }
 
 base=${DATABASE_URL%%\?*}
 base=${base%/*}
 psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS paygate_bench" >/dev/null
 psql "$DATABASE_URL" -qc "CREATE DATABASE paygate_bench" >/dev/null
 BENCH_DB="$base/paygate_bench?sslmode=disable"
-psql "$BENCH_DB" -Atqc "SHOW fsync; SHOW synchronous_commit" | paste -sd' ' | sed 's/^/postgres fsync, synchronous_commit: /'
+sql() { psql "$BENCH_DB" -Atqc "$1"; }
 
-simport=$(free_port); gwport=$(free_port)
+simport=$(free_port); gwport=$(free_port); mport=$(free_port); minport=$(free_port)
 bin/paygate sim --addr "127.0.0.1:$simport" --account acct_bench >"$work/sim.log" 2>&1 & simpid=$!; pids+=($simpid)
 DATABASE_URL=$BENCH_DB bin/paygate migrate >/dev/null
 KEY=$(DATABASE_URL=$BENCH_DB bin/paygate keys create --merchant bench --role checkout)
-DATABASE_URL=$BENCH_DB PAYGATE_ADDR="127.0.0.1:$gwport" PAYGATE_PROCESSOR=stripe STRIPE_SECRET_KEY=sk_test_bench \
-  STRIPE_API_BASE="http://127.0.0.1:$simport" PAYGATE_DB_MAX_CONNS=$((C + 8)) \
+DATABASE_URL=$BENCH_DB PAYGATE_ADDR="127.0.0.1:$gwport" PAYGATE_METRICS_ADDR="127.0.0.1:$mport" PAYGATE_PROCESSOR=stripe \
+  STRIPE_SECRET_KEY=sk_test_bench STRIPE_API_BASE="http://127.0.0.1:$simport" PAYGATE_DB_MAX_CONNS=$((C + 8)) \
   bin/paygate serve >"$work/gateway.log" 2>&1 & gwpid=$!; pids+=($gwpid)
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$gwport") 2>/dev/null && break; sleep 0.1; done
+DATABASE_URL=$BENCH_DB MINIMAL_ADDR="127.0.0.1:$minport" MINIMAL_DB_MAX_CONNS=$((C + 8)) \
+  STRIPE_API_BASE="http://127.0.0.1:$simport" bin/minimal >"$work/minimal.log" 2>&1 & minpid=$!; pids+=($minpid)
+wait_port() { for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+wait_port "$gwport"; wait_port "$minport"; wait_port "$mport" || true
 
-bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -d 2s >/dev/null   # warm-up
-settle
-s0=$(cpu_snap "$simpid")
-sim=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -c "$C" -d "${D}s")
-sim_cpu=$(cpu_ms "$s0" "$(cpu_snap "$simpid")")
-# Commits are counted by transaction ids: every transaction that writes takes one, and the
-# cumulative statistics lag behind by up to the backends' flush interval.
-xids() { psql "$BENCH_DB" -Atqc "SELECT pg_snapshot_xmax(pg_current_snapshot())"; }
-commits0=$(xids)
-settle
-p0=$(cpu_snap $(pg_pids)); g0=$(cpu_snap "$gwpid"); s0=$(cpu_snap "$simpid")
-gw=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -d "${D}s")
-gw_pg_cpu=$(cpu_ms "$p0" "$(cpu_snap $(pg_pids))"); gw_gw_cpu=$(cpu_ms "$g0" "$(cpu_snap "$gwpid")")
-gw_sim_cpu=$(cpu_ms "$s0" "$(cpu_snap "$simpid")")
-commits1=$(xids)
+# ticks PID...: the user and system CPU clock ticks of the live processes, one "pid ticks" a line.
+ticks() {
+  local p
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] && awk -v p="$p" '{print p, $14 + $15}' "/proc/$p/stat" 2>/dev/null
+  done
+  return 0
+}
+# cpu_ms BEFORE AFTER: CPU milliseconds the processes of AFTER used since BEFORE (a process
+# started meanwhile counts from zero).
+cpu_ms() {
+  awk -v hz="$(getconf CLK_TCK)" 'NR == FNR {t0[$1] = $2; next} {d += $2 - ($1 in t0 ? t0[$1] : 0)} END {printf "%.0f", d * 1000 / hz}' \
+    <(echo "$1") <(echo "$2")
+}
+# pg_pids: this cluster's processes (the postmaster and its children); every postgres process
+# of the machine when the database is the caller's.
+pg_pids() {
+  if [ -n "${PAYGATE_PGDATA:-}" ]; then
+    local pm
+    pm=$(head -1 "$PAYGATE_PGDATA/postmaster.pid" 2>/dev/null || runuser -u postgres -- head -1 "$PAYGATE_PGDATA/postmaster.pid")
+    echo "$pm"; pgrep -P "$pm" || true
+  else
+    pgrep -x postgres || true
+  fi
+}
+# allocs ARM: "bytes mallocs" the gateway process allocated so far.
+allocs() {
+  if [ "$1" = paygate ]; then
+    curl -fs "http://127.0.0.1:$mport/metrics" 2>/dev/null || curl -fs "http://127.0.0.1:$gwport/metrics"
+  else
+    curl -fs "http://127.0.0.1:$minport/stats" | tr ' ' '\n' | sed 's/=/ /'
+  fi | awk '/^go_memstats_alloc_bytes_total|^alloc_bytes/ {b = $2} /^go_memstats_mallocs_total|^mallocs/ {m = $2} END {printf "%.0f %.0f", b, m}'
+}
+# wal_counts FROM TO: "rows_written wal_bytes commits" between two WAL positions, read from
+# the WAL itself (pg_walinspect): every row a heap insert, update or delete record wrote, and
+# every commit, of the whole cluster.
+sql "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
+wal_counts() {
+  sql "SELECT COALESCE(sum(count) FILTER (WHERE \"resource_manager/record_type\" ~ '^Heap/(INSERT|UPDATE|HOT_UPDATE|DELETE)'), 0),
+              pg_wal_lsn_diff('$2', '$1'),
+              COALESCE(sum(count) FILTER (WHERE \"resource_manager/record_type\" = 'Transaction/COMMIT'), 0)
+         FROM pg_get_wal_stats('$1', '$2', true)" | tr '|' ' '
+}
+# settle starts a measured round from a clean state, as pgbench does by default: the tables
+# vacuumed and analyzed.
+settle() { sql "VACUUM ANALYZE" >/dev/null; }
 
-psql "$BENCH_DB" -qc "CREATE TABLE IF NOT EXISTS bench_insert (id bigserial PRIMARY KEY, v int NOT NULL)" >/dev/null
-echo "INSERT INTO bench_insert (v) VALUES (1);" >"$work/insert.sql"
-settle
-b0=$(busy_ms)
-(cd "$work" && pgbench -n -c "$C" -j 2 -T "$D" -f insert.sql -l --log-prefix=pgb "$BENCH_DB" >pgbench.out 2>&1)
-pgb_cpu=$(( $(busy_ms) - b0 ))
-pg_tx=$(grep -E '^number of transactions actually processed' "$work/pgbench.out" | sed -E 's/.*: ([0-9]+).*/\1/')
-pg_tps=$(grep -E '^tps' "$work/pgbench.out" | head -1 | sed -E 's/^tps = ([0-9.]+).*/\1/')
-pg_p99=$(cat "$work"/pgb.* | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {i=int(NR*0.99); if (i<1) i=1; printf "%.3f", a[i]/1000}')
-
-field() { echo "$1" | tr ' ' '\n' | grep "^$2=" | cut -d= -f2; }
-gw_rate=$(field "$gw" rate | tr -d '/s'); gw_p50=$(field "$gw" p50_ms); gw_p99=$(field "$gw" p99_ms); gw_n=$(field "$gw" requests)
-if [ "$(field "$gw" errors)" != 0 ] || [ "$gw_n" = 0 ]; then
-  echo "gateway answered errors during the run: $gw; its log ends:" >&2
-  tail -5 "$work/gateway.log" >&2
-fi
-sim_p50=$(field "$sim" p50_ms); sim_p99=$(field "$sim" p99_ms)
-
-# Latency at half the peak rate, open loop, after two seconds at that rate unrecorded: five
-# rounds of the simulator alone and then the gateway, judged on the median round, so that
-# one stall of the machine does not decide the figure (each round is printed). Stalls come
-# from outside the gateway: the disk's writeback bursts, and autovacuum's first visits to the
-# new database (an analyze of the growing tables takes a core for a second and makes every
-# connection plan its statements again).
-half=$(awk -v r="$gw_rate" 'BEGIN {printf "%.0f", r/2}')
-rounds=""
-for _ in 1 2 3 4 5; do
+# round ARM LOADGEN-ARGS...: one measured round; prints
+# "arm rate p50 p99 n gw_cpu pg_cpu sim_cpu lg_cpu rows wal commits alloc_bytes mallocs".
+# The other gateway is stopped (SIGSTOP) meanwhile, so that its background work (paygate's
+# job queue, for one) is in neither arm's figures.
+round() {
+  local arm=$1 url pid other; shift
+  if [ "$arm" = paygate ]; then url="http://127.0.0.1:$gwport"; pid=$gwpid; other=$minpid
+  else url="http://127.0.0.1:$minport"; pid=$minpid; other=$gwpid; fi
   settle
-  simh=$(bin/loadgen -target sim -url "http://127.0.0.1:$simport" -rate "$half" -warmup 2s -d "${D}s")
-  settle
-  gwh=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -rate "$half" -warmup 2s -d "${D}s")
-  rounds+="$(field "$simh" p50_ms) $(field "$simh" p99_ms) $(field "$gwh" p50_ms) $(field "$gwh" p99_ms)"$'\n'
+  kill -STOP "$other"
+  local g0 p0 s0 l0 a0 out g1 p1 s1 l1 a1
+  g0=$(ticks "$pid"); p0=$(ticks $(pg_pids)); s0=$(ticks "$simpid"); a0=$(allocs "$arm"); l0=$(sql "SELECT pg_current_wal_lsn()")
+  out=$(bin/loadgen -target gateway -url "$url" -key "$KEY" -c "$C" "$@")
+  l1=$(sql "SELECT pg_current_wal_lsn()"); g1=$(ticks "$pid"); p1=$(ticks $(pg_pids)); s1=$(ticks "$simpid"); a1=$(allocs "$arm")
+  kill -CONT "$other"
+  field() { echo "$out" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2 | tr -d '/s'; }
+  if [ "$(field errors)" != 0 ]; then echo "bench: $arm answered errors: $out" >&2; fi
+  echo "$arm $(field rate) $(field p50_ms) $(field p99_ms) $(field requests) $(cpu_ms "$g0" "$g1") $(cpu_ms "$p0" "$p1")" \
+    "$(cpu_ms "$s0" "$s1") $(field cpu_ms) $(wal_counts "$l0" "$l1")" \
+    "$(paste -d' ' <(echo "$a0") <(echo "$a1") | awk '{print $3 - $1, $4 - $2}')"
+}
+
+# Warm-up: connections, prepared statements, caches, and the simulator's card cache.
+bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -d 3s >/dev/null
+bin/loadgen -target gateway -url "http://127.0.0.1:$minport" -key "$KEY" -c "$C" -d 3s >/dev/null
+
+echo
+echo "== a charge through paygate beside the minimal keyed-charge gateway: $ROUNDS alternating rounds of ${D}s each, c=$C"
+echo "   (same cluster, same simulator process; fsync and synchronous_commit: $(sql "SHOW fsync") $(sql "SHOW synchronous_commit"))"
+results=$work/rounds
+for i in $(seq 1 "$ROUNDS"); do
+  round paygate -d "${D}s" >>"$results"
+  round minimal -d "${D}s" >>"$results"
 done
 
-awk -v gw="$gw_rate" -v tps="$pg_tps" -v c="$C" -v n="$gw_n" -v k0="$commits0" -v k1="$commits1" \
-    -v pgp99="$pg_p99" -v half="$half" -v rounds="$rounds" 'BEGIN {
-  bound = tps / 2
-  printf "%-52s %12s %12s\n", "", "measured", "target"
-  printf "%-52s %12.1f\n", "pgbench single-row insert TPS (c=" c ")", tps
-  printf "%-52s %12.1f\n", "PostgreSQL bound: half of it (two durable writes)", bound
-  printf "%-52s %12.1f %12s\n", "gateway charges/s (c=" c ")", gw, ">= " sprintf("%.1f", 0.7 * bound)
-  printf "%-52s %11.1f%% %12s\n", "gateway / bound", 100 * gw / bound, ">= 70%"
-  printf "%-52s %12.2f %12s\n", "commits per charge observed", (k1 - k0) / n, "2"
-  printf "%-52s %12.3f\n", "pgbench p99 commit latency (ms)", pgp99
-  nr = split(rounds, lines, "\n")
-  k = 0
-  for (i = 1; i <= nr; i++) {
-    if (split(lines[i], f, " ") < 4) continue
-    k++; sp99[k] = f[2]; a50[k] = f[3] - f[1]; a99[k] = f[4] - f[2]
-    all = all sprintf("%s%.1f", k > 1 ? ", " : "", a99[k])
-  }
-  m = median(a99, k)
-  printf "%-52s %12.3f\n", "simulator alone p99 at " half "/s (ms)", sp99[idx]
-  printf "%-52s %12.3f\n", "gateway p50 added over the simulator (ms)", a50[idx]
-  printf "%-52s %12.3f %12s\n", "gateway p99 added over the simulator (ms)", m, "<= " sprintf("%.3f", 3 + 2 * pgp99)
-  printf "%-52s %12s\n", "  p99 added in each of the " k " rounds (ms)", all
+# Latency at the same load: an open loop at half of paygate's median throughput, both arms.
+rate=$(awk '$1 == "paygate" {print $2}' "$results" | sort -n | awk '{a[NR] = $1} END {printf "%.0f", a[int((NR + 1) / 2)] / 2}')
+lat=$work/latency
+for i in $(seq 1 "$ROUNDS"); do
+  round paygate -rate "$rate" -warmup 2s -d "${D}s" >>"$lat"
+  round minimal -rate "$rate" -warmup 2s -d "${D}s" >>"$lat"
+done
+
+awk -v rate="$rate" -v c="$C" '
+function median(arm, col,    n, i, j, v, t) {
+  n = 0
+  for (i = 1; i <= nr; i++) if (a[i] == arm) v[++n] = row[i, col]
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+  return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
-# median returns the median of v[1..n] (n odd) and sets idx to its round.
-function median(v, n,    i, j, below) {
-  for (i = 1; i <= n; i++) {
-    below = 0
-    for (j = 1; j <= n; j++) if (v[j] < v[i] || (v[j] == v[i] && j < i)) below++
-    if (below == int(n / 2)) { idx = i; return v[i] }
+# per-charge median of column col over the rounds of arm (col divided by the round'\''s charges)
+function per(arm, col, scale,    n, i, j, v, t) {
+  n = 0
+  for (i = 1; i <= nr; i++) if (a[i] == arm && row[i, 5] > 0) v[++n] = row[i, col] * scale / row[i, 5]
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+  return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function line(label, p, m, target, fmt) {
+  printf "%-46s %10" fmt " %10" fmt " %8.2f  %s\n", label, p, m, m ? p / m : 0, target
+}
+FNR == NR { nr++; a[nr] = $1; for (k = 2; k <= NF; k++) row[nr, k] = $k; next }
+{ lr++; la[lr] = $1; lrow[lr] = $4 }
+END {
+  printf "%-46s %10s %10s %8s  %s\n", "per charge (median of the rounds)", "paygate", "minimal", "ratio", "target"
+  line("charges/s (closed loop, c=" c ")", median("paygate", 2), median("minimal", 2), "ratio >= 0.85", ".1f")
+  line("CPU ms: PostgreSQL (this cluster)", per("paygate", 7, 1), per("minimal", 7, 1), "ratio <= 1.50", ".3f")
+  line("CPU ms: gateway", per("paygate", 6, 1), per("minimal", 6, 1), "", ".3f")
+  line("CPU ms: simulator", per("paygate", 8, 1), per("minimal", 8, 1), "", ".3f")
+  line("CPU ms: load generator", per("paygate", 9, 1), per("minimal", 9, 1), "", ".3f")
+  line("rows written (inserted, updated, deleted)", per("paygate", 10, 1), per("minimal", 10, 1), "", ".2f")
+  line("WAL bytes", per("paygate", 11, 1), per("minimal", 11, 1), "ratio <= 2.00", ".0f")
+  line("commits", per("paygate", 12, 1), per("minimal", 12, 1), "", ".2f")
+  line("gateway allocations (KB)", per("paygate", 13, 1 / 1024), per("minimal", 13, 1 / 1024), "paygate <= 30", ".1f")
+  line("gateway allocations (objects)", per("paygate", 14, 1), per("minimal", 14, 1), "", ".0f")
+  line("p50 ms (closed loop)", median("paygate", 3), median("minimal", 3), "", ".2f")
+  line("p99 ms (closed loop)", median("paygate", 4), median("minimal", 4), "", ".2f")
+  nr = lr
+  for (i = 1; i <= lr; i++) { a[i] = la[i]; row[i, 4] = lrow[i] }
+  line("p99 ms at " rate "/s (open loop, both)", median("paygate", 4), median("minimal", 4), "ratio <= 1.50", ".2f")
+}' "$results" "$lat"
+
+echo
+echo "   each round: arm charges/s p50 p99 charges gw_cpu_ms pg_cpu_ms sim_cpu_ms lg_cpu_ms rows wal_bytes commits alloc_bytes mallocs"
+sed 's/^/   /' "$results" "$lat"
+
+echo
+echo "== PostgreSQL CPU per charge as a card is used: cards with 1 prior attempt beside cards with 500"
+# 16 cards with 500 approvals each.
+bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -cards 16 -card-offset 9000 -n 8000 >/dev/null
+hist=$work/history
+for i in 1 2 3; do
+  # Each round of the first kind takes cards used once so far (the rounds above used cards
+  # 1 to 1000): a new range each time.
+  bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -c "$C" -cards 2000 -card-offset $((i * 2000)) -n 2000 >/dev/null
+  echo "1 $(round paygate -cards 2000 -card-offset $((i * 2000)) -n 2000)" >>"$hist"
+  echo "500 $(round paygate -cards 16 -card-offset 9000 -n 2000)" >>"$hist"
+done
+awk '{v[$1] = v[$1] " " $8 / $6} END {
+  for (k in v) {
+    n = split(v[k], x, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] + 0 < x[i] + 0) { t = x[i]; x[i] = x[j]; x[j] = t }
+    med[k] = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
   }
-}'
+  printf "%-46s %10.3f\n", "PostgreSQL CPU ms per charge, 1 prior attempt", med[1]
+  printf "%-46s %10.3f %8.2f  ratio <= 1.10\n", "PostgreSQL CPU ms per charge, 500+ prior", med[500], med[500] / med[1]
+}' "$hist"
 
-# Where the machine's time goes: CPU per charge by process, beside what the target rate
-# leaves per charge and what its fixed parts (pgbench's two inserts, the simulator and the
-# load generator on their own) take of it.
-awk -v n="$gw_n" -v pg="$gw_pg_cpu" -v g="$gw_gw_cpu" -v s="$gw_sim_cpu" -v lg="$(field "$gw" cpu_ms)" \
-    -v sn="$(field "$sim" requests)" -v ss="$sim_cpu" -v sl="$(field "$sim" cpu_ms)" \
-    -v tx="$pg_tx" -v bcpu="$pgb_cpu" -v tps="$pg_tps" -v cores="$(nproc)" 'BEGIN {
-  printf "\nmachine time per charge (CPU ms over all processes; %d cores shared by all of them)\n", cores
-  printf "%-52s %12.3f\n", "  PostgreSQL (every postgres process)", pg / n
-  printf "%-52s %12.3f\n", "  gateway", g / n
-  printf "%-52s %12.3f\n", "  simulator", s / n
-  printf "%-52s %12.3f\n", "  load generator", lg / n
-  printf "%-52s %12.3f\n", "  all", (pg + g + s + lg) / n
-  target = 0.7 * tps / 2
-  printf "%-52s %12.3f\n", "machine time per charge at the target rate", cores * 1000 / target
-  printf "%-52s %12.3f\n", "  of which two pgbench inserts (the machine busy)", 2 * bcpu / tx
-  printf "%-52s %12.3f\n", "  of which the simulator and the load generator alone", (ss + sl) / sn
-}'
-
+echo
 # Memory with 1 000 charges in flight: the simulator holds each answer for 2 s.
 curl -s -X POST "http://127.0.0.1:$simport/_sim/faults" -d '{"latency_ms": 2000}' >/dev/null
 rss=$(bin/loadgen -target gateway -url "http://127.0.0.1:$gwport" -key "$KEY" -inflight 1000 -rss-pid "$gwpid")
-printf "%-52s %12s %12s\n" "gateway RSS with 1000 charges in flight (MB)" "$(field "$rss" peak_rss_mb)" "<= 150"
-
-echo
-echo "== a charge's two phases through the store, 8 at a time over 500 cards: cards with approvals only (the intent in one round trip) beside cards with a decline (two)"
-go test ./store/ -run '^$' -bench ChargePhases -benchtime 6000x -count=1 | grep -E '^Benchmark'
+printf "%-46s %10s  %s\n" "gateway RSS with 1000 charges in flight (MB)" "$(echo "$rss" | sed -E 's/.*peak_rss_mb=([0-9.]+).*/\1/')" "<= 150"
+curl -s -X POST "http://127.0.0.1:$simport/_sim/faults" -d '{"latency_ms": 0}' >/dev/null
 
 echo
 echo "== retry amplification: paygate's policy beside stripe-go's default and three nested layers of 3 (same populations)"

@@ -26,8 +26,10 @@ on_exit() {
 }
 
 # throwaway_database exports DATABASE_URL: the caller's, or a new cluster in a temporary
-# directory (named after $1) that is removed on exit.
+# directory (named after $1) that is removed on exit; PAYGATE_PGDATA is then its data
+# directory (empty for the caller's database).
 throwaway_database() {
+  PAYGATE_PGDATA=
   [ -n "${DATABASE_URL:-}" ] && return 0
   local tmp
   tmp=$(mktemp -d -t "paygate-$1.XXXXXX")
@@ -39,5 +41,6 @@ throwaway_database() {
     [ "$try" = 3 ] && return 1
     echo "paygate: retrying the throwaway PostgreSQL on another port" >&2
   done
+  PAYGATE_PGDATA=$tmp/pgdata
   export DATABASE_URL
 }

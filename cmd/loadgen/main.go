@@ -33,7 +33,9 @@ func main() {
 	rate := flag.Float64("rate", 0, "open loop: requests per second (0: closed loop with -c clients)")
 	warmup := flag.Duration("warmup", 0, "open loop: send at the rate for this long first, without recording (connections, caches and the database reach their steady state)")
 	trace := flag.String("trace", "", "open loop: write each recorded request's send time (ms after the first) and latency (ms) to this file, to find stalls")
-	cards := flag.Int("cards", 1000, "distinct cards (at most 9999) the charges are spread over: the network rules lock per card")
+	cards := flag.Int("cards", 1000, "distinct cards the charges are spread over: the network rules lock per card")
+	cardOffset := flag.Int("card-offset", 0, "number of the first card (cards are numbered from card-offset+1, at most 9999)")
+	total := flag.Int64("n", 0, "closed loop: stop after this many requests (0: run for -d)")
 	flag.Parse()
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(*conc, *inflight) + 8, MaxConnsPerHost: 0}}
@@ -51,7 +53,7 @@ func main() {
 			req.Header.Set("Authorization", "Bearer sk_test_bench")
 			req.Header.Set("Idempotency-Key", fmt.Sprintf("bench_%d_%d", os.Getpid(), n))
 		default:
-			pm := fmt.Sprintf("pm_sim_approve_visa_card%d", 1+n%int64(min(*cards, 9999)))
+			pm := fmt.Sprintf("pm_sim_approve_visa_card%d", 1+int64(*cardOffset)+n%int64(max(*cards, 1)))
 			req, _ = http.NewRequestWithContext(ctx, http.MethodPost, *base+"/v1/charges",
 				strings.NewReader(`{"amount":1000,"currency":"usd","payment_method":"`+pm+`","initiator":"customer"}`))
 			req.Header.Set("Authorization", "Bearer "+*key)
@@ -76,6 +78,9 @@ func main() {
 	if *rate > 0 && *warmup > 0 {
 		openLoop(send, *rate, *warmup, nil)
 	}
+	if *total > 0 {
+		*dur = 24 * time.Hour
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *dur)
 	defer cancel()
 	var (
@@ -84,7 +89,10 @@ func main() {
 		bad  int
 		tr   []string
 	)
-	var wg sync.WaitGroup
+	var (
+		wg     sync.WaitGroup
+		issued atomic.Int64
+	)
 	begin := time.Now()
 	if *rate > 0 {
 		openLoop(send, *rate, *dur, func(at time.Time, d time.Duration, status int, err error) {
@@ -106,7 +114,7 @@ func main() {
 			defer wg.Done()
 			local := make([]time.Duration, 0, 4096)
 			localBad := 0
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && (*total == 0 || issued.Add(1) <= *total) {
 				d, status, err := send(context.Background())
 				if err != nil || (status != 200 && status != 201) {
 					localBad++
