@@ -49,6 +49,10 @@ type Next struct {
 	// and the fix-data rule restrict. Check does not verify that the chain
 	// ended in a decline: reattempt only declined charges.
 	Chain string
+	// ChainHistory, when not nil, holds the attempts of Chain the schedule
+	// is decided on, in place of those of the history: a caller deciding on
+	// a [Compact] history reads the chain's attempts on their own.
+	ChainHistory History
 }
 
 // Verdict is [Check]'s answer. Its JSON form is the contract's reattempt
@@ -75,6 +79,10 @@ type Verdict struct {
 	// Counters are the counts the caps were checked against, for the
 	// decision log.
 	Counters Counters `json:"-"`
+	// Reattempt reports that the attempt asked about is a reattempt: the
+	// card is in a run of declines, or the attempt reattempts a chain. Its
+	// decision is one the audit report lists.
+	Reattempt bool `json:"-"`
 }
 
 // Check decides whether one more attempt on a card may be sent at next.At,
@@ -114,23 +122,23 @@ func Check(h History, next Next, caps Caps) Verdict {
 	hist := h.sorted()
 
 	var (
-		never     bool
-		fixOpen   []Expiry // fix-data expiries no approval has cleared
-		inRun     bool     // the last known authorization outcome was a decline
-		visa      []time.Time
-		mc24      []time.Time
-		mc30      []time.Time
-		macUntil  time.Time
-		capUntil  time.Time
-		visaFrom  = now.Add(-visaWindow)
-		mc24From  = now.Add(-mastercardShortWindow)
-		mc30From  = now.Add(-mastercardLongWindow)
-		chainSeen bool
-		chainFrom time.Time // first refusal of next.Chain
-		chainLast time.Time // last attempt of next.Chain
-		chainN    int       // attempts of next.Chain after its first refusal
-		chainCls  Class     // class of next.Chain's last refusal
+		never    bool
+		fixOpen  []Expiry // fix-data expiries no approval has cleared
+		inRun    bool     // the last known authorization outcome was a decline
+		visa     []time.Time
+		mc24     []time.Time
+		mc30     []time.Time
+		macUntil time.Time
+		capUntil time.Time
+		visaFrom = now.Add(-visaWindow)
+		mc24From = now.Add(-mastercardShortWindow)
+		mc30From = now.Add(-mastercardLongWindow)
 	)
+	chainHist := hist
+	if next.ChainHistory != nil {
+		chainHist = next.ChainHistory.sorted()
+	}
+	chainSeen, chainFrom, chainLast, chainN, chainCls := chainState(chainHist, next.Chain)
 	for _, a := range hist {
 		out := a.Outcome.orPending()
 		if out.refusal() {
@@ -142,19 +150,6 @@ func Check(h History, next Next, caps Caps) Verdict {
 			}
 			if d := MACDelay(a.MAC); d > 0 {
 				macUntil = later(macUntil, a.At.Add(d))
-			}
-		}
-		if next.Chain != "" && a.Chain == next.Chain {
-			switch {
-			case chainSeen:
-				chainN++
-				chainLast = later(chainLast, a.At)
-				if out.refusal() {
-					chainCls = a.Class.orGeneric()
-				}
-			case out.refusal():
-				chainSeen = true
-				chainFrom, chainLast, chainCls = a.At, a.At, a.Class.orGeneric()
 			}
 		}
 		if out == Blocked {
@@ -196,6 +191,7 @@ func Check(h History, next Next, caps Caps) Verdict {
 			MastercardDeclines30d: len(mc30),
 		},
 		RemainingInWindow: NoCap,
+		Reattempt:         inRun || next.Chain != "",
 	}
 	netVisa, netMC := next.Network.visaRules(), next.Network.mastercardRules()
 	if netVisa {
@@ -277,6 +273,33 @@ func Check(h History, next Next, caps Caps) Verdict {
 	}
 	v.Allowed = true
 	return v
+}
+
+// chainState returns what the schedule of chain needs of hist (in time order): whether the
+// chain has a refusal, its first refusal's time, its last attempt's time, how many attempts
+// came after its first refusal, and the class of its last refusal.
+func chainState(hist History, chain string) (seen bool, from, last time.Time, n int, cls Class) {
+	if chain == "" {
+		return false, time.Time{}, time.Time{}, 0, ""
+	}
+	for _, a := range hist {
+		if a.Chain != chain {
+			continue
+		}
+		out := a.Outcome.orPending()
+		switch {
+		case seen:
+			n++
+			last = later(last, a.At)
+			if out.refusal() {
+				cls = a.Class.orGeneric()
+			}
+		case out.refusal():
+			seen = true
+			from, last, cls = a.At, a.At, a.Class.orGeneric()
+		}
+	}
+	return seen, from, last, n, cls
 }
 
 // wait is a refusal that lifts at until.
