@@ -68,8 +68,11 @@ type Charge struct {
 	ReattemptMode ReattemptMode
 	ReattemptOf   string
 	// Chain is the first charge of the reattempt chain (the charge's own id for an original).
-	Chain            string
-	Card             *Card // the card behind PaymentMethod, known before the first attempt
+	Chain string
+	Card  *Card // the card behind PaymentMethod, known before the first attempt
+	// CardAt is when the card's history records the charge's attempt (its admission); nil
+	// when the history holds no attempt of it.
+	CardAt           *time.Time
 	Metadata         map[string]string
 	Status           Status
 	ProcessorKey     string // the processor idempotency key, "pg_" + ID

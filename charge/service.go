@@ -183,13 +183,13 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	// longer than the caller does: when it cannot finish, the runner sends nothing.
 	acctCtx, cancelAcct := context.WithDeadline(ctx, start.Add(max(p.Timeout-s.answerMargin, 0)))
 	defer cancelAcct()
-	begun, err := s.store.BeginCharge(ctx, BeginParams{
-		Card:        card,
-		Admit:       s.admission(card, chain),
+	r := BeginParams{
 		MerchantID:  p.MerchantID,
 		Key:         p.Key,
 		Fingerprint: p.Fingerprint,
 		LockFor:     p.Timeout + s.lockMargin,
+		Card:        card,
+		Caps:        s.caps,
 		New: Charge{
 			ID:               id,
 			MerchantID:       p.MerchantID,
@@ -206,7 +206,8 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 			ProcessorKey:     ProcessorKey(id),
 			ProcessorAccount: s.accountNow(acctCtx),
 		},
-	})
+	}
+	begun, err := Begin(ctx, s.store, r)
 	if err != nil {
 		return Response{}, fmt.Errorf("charge: begin: %w", err)
 	}
@@ -274,18 +275,6 @@ func (s *Service) card(ctx context.Context, paymentMethod string) (*Card, error)
 		return nil, nil
 	}
 	return &Card{Fingerprint: pc.Fingerprint, Network: pc.Network, ExpMonth: int(pc.ExpMonth), ExpYear: int(pc.ExpYear)}, nil
-}
-
-// admission returns the network rules' decision for a new attempt on card, in chain (empty
-// for an original charge, which only the network rules and the fix-data rule restrict).
-func (s *Service) admission(card *Card, chain string) func(decline.History, time.Time) decline.Verdict {
-	if card == nil {
-		return nil
-	}
-	return func(h decline.History, now time.Time) decline.Verdict {
-		return decline.Check(h, decline.Next{At: now, Network: decline.ParseNetwork(card.Network),
-			Expiry: card.Expiry(), Chain: chain}, s.caps)
-	}
 }
 
 // carry runs a stored charge to an outcome under its processor key and stores it. now is the
@@ -401,6 +390,7 @@ func (s *Service) finishNext(ctx context.Context, merchantID, key string, c *Cha
 	case c.Status == StatusPending || c.Status == StatusProcessing:
 		fp.ResponseStatus = resp.Status
 	case c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable:
+		fp.ReleaseKey = true // a retry runs the same operation again
 	default:
 		fp.ResponseStatus, fp.ResponseBody = resp.Status, resp.Body
 	}

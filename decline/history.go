@@ -49,6 +49,12 @@ func (o Outcome) refusal() bool {
 	return o == Declined || o == Blocked
 }
 
+// Refusal reports whether an attempt with outcome o is a refusal — a decline, or
+// a processor block — which puts its card on record: a card whose history
+// holds none has only approvals and unknown outcomes, on which [Check] refuses
+// nothing and counts nothing.
+func (o Outcome) Refusal() bool { return o.refusal() }
+
 // Expiry is a card's expiry month. The zero Expiry is unknown, and an
 // unknown expiry matches every other: it proves no change of card data.
 type Expiry struct {

@@ -2,26 +2,14 @@ package idempotency
 
 import "time"
 
-// Recovery points of a keyed request: the last phase whose transaction committed.
-const (
-	// PointStarted: the key is bound to its fingerprint; no operation exists yet.
-	PointStarted = "started"
-	// PointCreated: the operation (a charge and its processor key) is stored; the processor
-	// may or may not have been called.
-	PointCreated = "created"
-	// PointFinished: the request's answer is decided; a stored response, if any, is final.
-	PointFinished = "finished"
-)
-
 // Record is what is stored under one inbound key of one merchant.
 type Record struct {
 	MerchantID     string
 	Key            string
 	Fingerprint    Fingerprint
-	ChargeID       string // empty until the operation is created
-	RecoveryPoint  string
+	ChargeID       string     // empty until the operation is created
 	LockedUntil    *time.Time // while set and in the future, a request holds the key
-	ResponseStatus int        // 0 when no response is stored
+	ResponseStatus int        // 0 when no response is stored (the operation's)
 	ResponseBody   []byte     // nil for a status whose answer is rendered from current state
 }
 

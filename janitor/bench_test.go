@@ -74,15 +74,14 @@ func BenchmarkReconcileRetrieve(b *testing.B) {
 	}
 	_, err = pool.Exec(ctx, `
 		WITH c AS (
-			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status, processor_key,
-				processor_account, processor_ref, first_sent_at, created_at, updated_at)
-			SELECT id, 'm_bench', 1000, 'usd', 'pm_card_visa', 'customer', 'pending', 'pg_' || id, $3, ref,
-				now() - interval '1 minute', now() - interval '1 minute', now()
+			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status,
+				processor_account, processor_ref, first_sent_at, created_at, updated_at, attempt_log)
+			SELECT id, 'm_bench', 1000, 'usd', 'pm_card_visa', 'customer', 'pending', $3, ref,
+				now() - interval '1 minute', now() - interval '1 minute', now(),
+				jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
+					4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))
 			  FROM unnest($1::text[], $2::text[]) AS t(id, ref)
 			RETURNING id
-		), a AS (
-			INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class)
-			SELECT id, 1, now() - interval '1 minute', 4000, 4000, 'outcome_unknown' FROM c
 		)
 		INSERT INTO reconciliations (charge_id, next_check_at) SELECT id, now() FROM c`, ids, refs, account)
 	if err != nil {

@@ -147,15 +147,12 @@ func (b *bundle) pending(t *testing.T, paymentMethod string) string {
 	t.Helper()
 	id := charge.NewID()
 	_, err := dbtest.Pool(t).Exec(b.ctx, `
-		WITH c AS (
-			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status, processor_key,
-				processor_account, first_sent_at, created_at, updated_at)
-			VALUES ($1, $2, 1000, 'usd', $3, 'customer', 'pending', 'pg_' || $1, $4,
-				now() - interval '1 minute', now() - interval '1 minute', now())
-			RETURNING id
-		)
-		INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class)
-		SELECT id, 1, now() - interval '1 minute', 4000, 4000, 'outcome_unknown' FROM c`,
+		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status,
+			processor_account, first_sent_at, created_at, updated_at, attempt_log)
+		VALUES ($1, $2, 1000, 'usd', $3, 'customer', 'pending', $4,
+			now() - interval '1 minute', now() - interval '1 minute', now(),
+			jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
+				4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0)))`,
 		id, b.merchant, paymentMethod, b.account)
 	if err != nil {
 		t.Fatal(err)
@@ -384,8 +381,8 @@ func TestManualFailedKeepsTheCardsAttempt(t *testing.T) {
 	const lost = "pm_card_chargeDeclinedLostCard"
 	id := b.pending(t, lost)
 	pool := dbtest.Pool(t)
-	if _, err := pool.Exec(b.ctx, `INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network,
-		merchant_id, chain, at, outcome) VALUES ($1, $2, 'fp_manual', 'visa', $3, $1, now() - interval '1 minute', 'pending')`,
+	if _, err := pool.Exec(b.ctx, `UPDATE charges SET processor_account = $2, card_fingerprint = 'fp_manual',
+		card_network = 'visa', card_at = now() - interval '1 minute', card_outcome = 'pending' WHERE id = $1 AND merchant_id = $3`,
 		id, b.account, b.merchant); err != nil {
 		t.Fatal(err)
 	}

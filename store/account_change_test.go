@@ -57,7 +57,7 @@ func TestServiceNeverSendsAChargeToAnotherAccount(t *testing.T) {
 			t.Parallel()
 			db, m := serviceMerchant(t)
 			fp := idempotency.Fingerprint{51}
-			first, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
+			first, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
 				LockFor: time.Millisecond, New: newCharge(m, ""), Card: testCard})
 			if err != nil || !first.Created {
 				t.Fatalf("first request: %+v, %v", first, err)

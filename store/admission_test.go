@@ -14,18 +14,13 @@ import (
 	"github.com/paygate/paygate/store"
 )
 
-// visaAdmit is the admission the charge engine uses for an original charge on a Visa card.
-func visaAdmit(h decline.History, now time.Time) decline.Verdict {
-	return decline.Check(h, decline.Next{At: now, Network: decline.Visa}, decline.DefaultCaps())
-}
-
 // declines writes n declined attempts of the card, spread over the last days, as charges
 // that reached their outcome.
 func declines(t *testing.T, db *store.DB, merchant string, card *charge.Card, n int, class decline.Class) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {
-		b := beginWith(t, db, merchant, fmt.Sprintf("old-%s-%d", card.Fingerprint, i), card, nil)
+		b := beginWith(t, db, merchant, fmt.Sprintf("old-%s-%d", card.Fingerprint, i), card)
 		c := b.Charge
 		c.Status = charge.StatusDeclined
 		err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: merchant, Key: b.Record.Key, Charge: c,
@@ -37,12 +32,12 @@ func declines(t *testing.T, db *store.DB, merchant string, card *charge.Card, n 
 	}
 }
 
-func beginWith(t *testing.T, db *store.DB, merchant, key string, card *charge.Card, admit func(decline.History, time.Time) decline.Verdict) charge.Begun {
+func beginWith(t *testing.T, db *store.DB, merchant, key string, card *charge.Card) charge.Plan {
 	t.Helper()
-	b, err := db.BeginCharge(context.Background(), charge.BeginParams{MerchantID: merchant, Key: key,
-		Fingerprint: idempotency.Fingerprint{9}, LockFor: time.Minute, New: newCharge(merchant, ""), Card: card, Admit: admit})
+	b, err := charge.Begin(context.Background(), db, charge.BeginParams{MerchantID: merchant, Key: key,
+		Fingerprint: idempotency.Fingerprint{9}, LockFor: time.Minute, New: newCharge(merchant, ""), Card: card})
 	if err != nil {
-		t.Fatalf("BeginCharge: %v", err)
+		t.Fatalf("Begin: %v", err)
 	}
 	return b
 }
@@ -54,13 +49,13 @@ func TestAdmissionNeverAndCap(t *testing.T) {
 
 	never := &charge.Card{Fingerprint: "fp_never_" + charge.NewID(), Network: "visa"}
 	declines(t, db, "m_caps", never, 1, decline.Never)
-	if b := beginWith(t, db, "m_caps", "after-never", never, visaAdmit); b.Refused == nil || b.Refused.Reason != decline.ReasonNeverReattempt || b.Created {
+	if b := beginWith(t, db, "m_caps", "after-never", never); b.Refused == nil || b.Refused.Reason != decline.ReasonNeverReattempt || b.Created {
 		t.Fatalf("after a never-class decline: got %+v, want refused never_reattempt", b.Refused)
 	}
 
 	capped := &charge.Card{Fingerprint: "fp_cap_" + charge.NewID(), Network: "visa"}
 	declines(t, db, "m_caps", capped, 16, decline.Funds) // 15 reattempts after the first decline
-	b := beginWith(t, db, "m_caps", "over-cap", capped, visaAdmit)
+	b := beginWith(t, db, "m_caps", "over-cap", capped)
 	if b.Refused == nil || b.Refused.Reason != decline.ReasonNetworkCapReached {
 		t.Fatalf("16th reattempt in 30 days: got %+v, want refused network_cap_reached", b.Refused)
 	}
@@ -99,7 +94,7 @@ func TestAdmissionRaceForTheLastSlot(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := beginWith(t, db, "m_race", fmt.Sprintf("racer-%d", i), card, visaAdmit)
+			b := beginWith(t, db, "m_race", fmt.Sprintf("racer-%d", i), card)
 			if b.Created {
 				mu.Lock()
 				admitted++

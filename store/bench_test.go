@@ -33,11 +33,8 @@ func BenchmarkChargePhases(b *testing.B) {
 			phases := func(b *testing.B, card int, outcome decline.Outcome) {
 				i := n.Add(1)
 				c := &charge.Card{Fingerprint: fmt.Sprintf("fp_%s_%d", merchant, card), Network: "visa", ExpMonth: 12, ExpYear: 2034}
-				bg, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: merchant, Key: fmt.Sprintf("k%d", i),
-					Fingerprint: idempotency.Fingerprint{1}, LockFor: time.Minute, New: newCharge(merchant, ""), Card: c,
-					Admit: func(h decline.History, now time.Time) decline.Verdict {
-						return decline.Check(h, decline.Next{At: now, Network: decline.Visa}, decline.DefaultCaps())
-					}})
+				bg, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: merchant, Key: fmt.Sprintf("k%d", i),
+					Fingerprint: idempotency.Fingerprint{1}, LockFor: time.Minute, New: newCharge(merchant, ""), Card: c})
 				if err != nil || !bg.Created {
 					b.Fatalf("begin: %+v, %v", bg, err)
 				}

@@ -150,7 +150,7 @@ func TestServiceResumedDeclineSeesTheCardsHistory(t *testing.T) {
 			cards := okCards()
 			card, _ := cards.card(ctx, "")
 			fp := idempotency.Fingerprint{49}
-			first, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
+			first, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
 				LockFor: time.Millisecond, New: newCharge(m, ""),
 				Card: &charge.Card{Fingerprint: card.Fingerprint, Network: card.Network, ExpMonth: int(card.ExpMonth), ExpYear: int(card.ExpYear)}})
 			if err != nil || !first.Created {

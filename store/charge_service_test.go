@@ -79,7 +79,7 @@ func TestServiceResumedRunRefusedAsInvalidStaysPending(t *testing.T) {
 	ctx := context.Background()
 	db, m := serviceMerchant(t)
 	fp := idempotency.Fingerprint{42}
-	first, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
+	first, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,
 		LockFor: time.Millisecond, New: newCharge(m, ""), Card: testCard})
 	if err != nil || !first.Created {
 		t.Fatalf("first request: %+v, %v", first, err)
@@ -114,7 +114,7 @@ func TestCompleterHoldsEachKeyWhileItRuns(t *testing.T) {
 	fp := idempotency.Fingerprint{43}
 	keys := map[string]string{}
 	for _, k := range []string{"a", "b", "c"} {
-		b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: m, Key: k, Fingerprint: fp,
+		b, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: m, Key: k, Fingerprint: fp,
 			LockFor: time.Millisecond, New: newCharge(m, ""), Card: testCard})
 		if err != nil || !b.Created {
 			t.Fatalf("begin %s: %+v, %v", k, b, err)
@@ -140,7 +140,7 @@ func TestCompleterHoldsEachKeyWhileItRuns(t *testing.T) {
 			last := runs == 3
 			mu.Unlock()
 			if last {
-				b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: m, Key: keys[c.ID], Fingerprint: fp,
+				b, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: m, Key: keys[c.ID], Fingerprint: fp,
 					LockFor: time.Minute, New: newCharge(m, ""), Card: testCard})
 				if err != nil {
 					t.Error(err)

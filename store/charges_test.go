@@ -30,9 +30,9 @@ func newCharge(merchant, ref string) charge.Charge {
 
 var testCard = &charge.Card{Fingerprint: "fp_test", Network: "visa", ExpMonth: 12, ExpYear: 2034}
 
-func begin(t *testing.T, db *store.DB, merchant, key string, fp idempotency.Fingerprint, c charge.Charge) charge.Begun {
+func begin(t *testing.T, db *store.DB, merchant, key string, fp idempotency.Fingerprint, c charge.Charge) charge.Plan {
 	t.Helper()
-	b, err := db.BeginCharge(context.Background(), charge.BeginParams{
+	b, err := charge.Begin(context.Background(), db, charge.BeginParams{
 		MerchantID: merchant, Key: key, Fingerprint: fp, LockFor: time.Minute, New: c, Card: testCard})
 	if err != nil {
 		t.Fatalf("BeginCharge: %v", err)
@@ -103,7 +103,7 @@ func TestBeginChargeResumesAfterExpiredLock(t *testing.T) {
 	db := dbtest.Store(t)
 	newMerchant(t, db, "m1")
 	fp := idempotency.Fingerprint{3}
-	b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp,
+	b, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp,
 		LockFor: -time.Second, New: newCharge("m1", ""), Card: testCard}) // a lock that has already expired: a crashed request
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestReapKeys(t *testing.T) {
 	old := begin(t, db, "m_reap", "old", idempotency.Fingerprint{1}, newCharge("m_reap", ""))
 	fresh := begin(t, db, "m_reap", "fresh", idempotency.Fingerprint{2}, newCharge("m_reap", ""))
 	live := begin(t, db, "m_reap", "live", idempotency.Fingerprint{3}, newCharge("m_reap", ""))
-	for _, b := range []charge.Begun{old, fresh} {
+	for _, b := range []charge.Plan{old, fresh} {
 		c := b.Charge
 		c.Status = charge.StatusSucceeded
 		if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m_reap", Key: b.Record.Key, Charge: c, ResponseStatus: 200, ResponseBody: []byte("{}")}); err != nil {

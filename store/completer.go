@@ -8,12 +8,27 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 )
+
+// A key's lock covers the request that runs its charge; the charge's row says whether the
+// request finished (its status is no longer processing). The completer looks for the keys
+// whose lock ran out while their charge stayed processing, by the end of their lock:
+// completer_watermark holds how far it has looked, so that a look reads only the keys whose
+// lock ended since the last one, whatever the traffic before.
+
+// stuckKeysSQL reads the keys whose lock ended in [$1, $2), with their charge's status and
+// last change, in the order their locks ended.
+const stuckKeysSQL = `
+	SELECT k.merchant_id, k.key, k.charge_id, k.locked_until, c.updated_at FROM idempotency_keys k
+	  JOIN charges c ON c.id = k.charge_id
+	 WHERE k.charge_id IS NOT NULL AND k.locked_until >= $1 AND k.locked_until < $2 AND c.status = 'processing'
+	 ORDER BY k.locked_until`
 
 // ClaimStuck implements charge.Store: it takes the keys of up to limit charges left
 // processing by a request that died — the key's lock expired and the charge unchanged for
 // longer than idle — locking each key for lockFor so that no other replica or inbound retry
-// runs the same charge meanwhile. Rows another transaction holds are skipped.
+// runs the same charge meanwhile.
 func (db *DB) ClaimStuck(ctx context.Context, idle, lockFor time.Duration, limit int) ([]charge.Claim, time.Time, error) {
 	var (
 		out []charge.Claim
@@ -21,46 +36,78 @@ func (db *DB) ClaimStuck(ctx context.Context, idle, lockFor time.Duration, limit
 	)
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		out = nil
-		if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
-			return err
+		var from time.Time
+		if err := tx.QueryRow(ctx, `SELECT clock_timestamp(), watermark FROM completer_watermark`).Scan(&now, &from); err != nil {
+			return fmt.Errorf("store: completer watermark: %w", err)
 		}
-		rows, err := tx.Query(ctx, `
-			SELECT k.merchant_id, k.key, k.charge_id FROM idempotency_keys k JOIN charges c ON c.id = k.charge_id
-			 WHERE c.status = 'processing' AND (k.locked_until IS NULL OR k.locked_until < $1)
-			   AND c.updated_at < $1::timestamptz - $2::interval
-			 ORDER BY c.updated_at
-			 LIMIT $3
-			 FOR UPDATE OF k SKIP LOCKED`, now, idle, limit)
+		rows, err := tx.Query(ctx, stuckKeysSQL, from, now)
 		if err != nil {
 			return fmt.Errorf("store: find stuck charges: %w", err)
 		}
-		type claimKey struct{ merchant, key, chargeID string }
-		keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimKey, error) {
-			var k claimKey
-			err := r.Scan(&k.merchant, &k.key, &k.chargeID)
+		type stuckKey struct {
+			merchant, key, chargeID string
+			lockEnd, updated        time.Time
+		}
+		keys, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stuckKey, error) {
+			var k stuckKey
+			err := r.Scan(&k.merchant, &k.key, &k.chargeID, &k.lockEnd, &k.updated)
 			return k, err
 		})
 		if err != nil {
 			return fmt.Errorf("store: find stuck charges: %w", err)
 		}
+		// The watermark passes every key seen settled and every key claimed (its lock now
+		// ends later); it stops at the first key whose charge is still too fresh to take, or
+		// that was not taken.
+		watermark := now
 		for _, k := range keys {
-			if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = $3 WHERE merchant_id = $1 AND key = $2`,
-				k.merchant, k.key, now.Add(lockFor)); err != nil {
+			if len(out) >= limit || k.updated.After(now.Add(-idle)) {
+				watermark = k.lockEnd
+				break
+			}
+			tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = $3
+				WHERE merchant_id = $1 AND key = $2 AND locked_until = $4`, k.merchant, k.key, now.Add(lockFor), k.lockEnd)
+			if err != nil {
 				return fmt.Errorf("store: claim stuck charge: %w", err)
+			}
+			if tag.RowsAffected() == 0 {
+				continue // another replica or a retry took it: its lock ends later now
 			}
 			c, err := chargeByID(ctx, tx, k.merchant, k.chargeID)
 			if err != nil {
 				return err
 			}
-			h, err := resumedHistory(ctx, tx, c)
+			h, err := historyWithout(ctx, tx, c)
 			if err != nil {
 				return err
 			}
 			out = append(out, charge.Claim{Key: k.key, Charge: c, History: h})
 		}
+		if _, err := tx.Exec(ctx, `UPDATE completer_watermark SET watermark = GREATEST(watermark, $1)`, watermark); err != nil {
+			return fmt.Errorf("store: completer watermark: %w", err)
+		}
 		return nil
 	})
 	return out, now, err
+}
+
+// historyWithout returns the whole history of c's card without c's own attempt: nil for a
+// charge without a card.
+func historyWithout(ctx context.Context, q rowsQuerier, c *charge.Charge) (decline.History, error) {
+	if c.Card == nil {
+		return nil, nil
+	}
+	h, err := cardHistory(ctx, q, c.ProcessorAccount, c.Card.Fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	out := h[:0]
+	for _, a := range h {
+		if a.Charge != c.ID {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // ReapKeys deletes the inbound idempotency keys whose charge reached a final state more than

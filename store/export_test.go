@@ -1,30 +1,18 @@
 package store
 
-import (
-	"time"
+// Statements are the store's static statements of a charge's life, by name, for the test that
+// prepares each against the schema.
+var Statements = map[string]string{
+	"create": createSQL, "finish": finishSQL, "card_lock": cardLockSQL, "card_history": cardHistorySQL,
+	"card_state": cardStateSQL, "card_recent": cardRecentSQL, "chain_attempts": chainAttemptsSQL,
+	"write_card_state": writeCardStateSQL, "insert_decision": insertDecisionSQL, "key": keySQL, "key_charge": keyChargeSQL, "live_reference": liveReferenceSQL,
+	"live_reattempt": liveReattemptSQL, "insert_key": insertKeySQL, "lock_key": lockKeySQL,
+	"insert_charge": insertChargeSQL, "created_event": createdEventSQL, "record_card": recordCardSQL,
+	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL,
+}
 
-	"github.com/paygate/paygate/charge"
-	"github.com/paygate/paygate/decline"
+// EncodeAttempts and DecodeAttempts expose the attempt log's encoding to the tests.
+var (
+	EncodeAttempts = encodeAttempts
+	DecodeAttempts = decodeAttempts
 )
-
-// FinishStatement exposes finishStatement to the tests.
-func FinishStatement(p charge.FinishParams) (string, []any, error) {
-	return finishStatement(p, time.Minute)
-}
-
-// CreateStatement exposes the statement planCreation writes for a new charge, in each mode
-// (CreationModes of them).
-func CreateStatement(p charge.BeginParams, mode int) (string, []any, error) {
-	plan, err := planCreation(p, time.Now(), decline.History{}, creationMode(mode), &charge.Begun{})
-	if err != nil {
-		return "", nil, err
-	}
-	st := plan.stmts[len(plan.stmts)-1]
-	return st.sql, st.args, nil
-}
-
-// Positional exposes positional to the tests.
-var Positional = positional
-
-// CreationModes is how many creation modes there are.
-const CreationModes = int(creationClean) + 1

@@ -103,26 +103,3 @@ func (p *pipelinedTx) close(ctx context.Context) {
 	}
 	p.release()
 }
-
-// queue adds the statements to b.
-func queue(b *pgx.Batch, stmts []stmt) {
-	for _, st := range stmts {
-		b.Queue(st.sql, st.args...)
-	}
-}
-
-// readStmts reads the results of stmts, queued in that order.
-func readStmts(br pgx.BatchResults, stmts []stmt) error {
-	for _, st := range stmts {
-		var err error
-		if st.scan == nil {
-			_, err = br.Exec()
-		} else {
-			err = br.QueryRow().Scan(st.scan...)
-		}
-		if err != nil {
-			return fmt.Errorf("store: %s: %w", st.what, interpretError(err))
-		}
-	}
-	return nil
-}

@@ -383,32 +383,46 @@ func nullJSON(b json.RawMessage) []byte {
 // attempt follows the outcome, or goes when the charge never reached the card network. A
 // charge whose attempt is not in the history (it waited for the cardholder's authentication,
 // which is no authorization) gets one, at its first send, when the outcome is an
-// authorization's.
+// authorization's. The card's state learns of it: an attempt it folded that changed makes it
+// stale, and a refusal puts the card on record, under the card's lock.
 func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.CardOutcome) error {
-	if co == nil {
-		if _, err := tx.Exec(ctx, `DELETE FROM card_attempts WHERE charge_id = $1`, chargeID); err != nil {
-			return fmt.Errorf("store: card history: %w", err)
+	var account, fingerprint *string
+	if err := tx.QueryRow(ctx, `SELECT processor_account, card_fingerprint FROM charges WHERE id = $1`, chargeID).
+		Scan(&account, &fingerprint); err != nil {
+		return fmt.Errorf("store: card history: %w", interpretError(err))
+	}
+	refusal := co != nil && co.Outcome.Refusal()
+	if refusal && account != nil && fingerprint != nil {
+		if _, err := tx.Exec(ctx, cardLockSQL, *account, *fingerprint); err != nil {
+			return fmt.Errorf("store: lock card: %w", err)
 		}
-		return nil
 	}
-	tag, err := tx.Exec(ctx, `UPDATE card_attempts SET outcome = $2, class = NULLIF($3, ''), category = NULLIF($4, 0),
-			mac = NULLIF($5, 0), cap_reached = $6, settled_at = CASE WHEN $2 <> 'pending' THEN clock_timestamp() END
-		 WHERE charge_id = $1`,
-		chargeID, string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached)
-	if err != nil {
-		return fmt.Errorf("store: card history: %w", err)
+	outcome, class, category, mac, capReached := "", "", 0, 0, false
+	if co != nil {
+		outcome, class, category, mac, capReached = string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached
 	}
-	if tag.RowsAffected() > 0 || co.Outcome == decline.Pending {
-		return nil
-	}
-	_, err = tx.Exec(ctx, `
-		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at,
-			outcome, class, category, mac, cap_reached, exp_month, exp_year, settled_at)
-		SELECT c.id, c.processor_account, c.card_fingerprint, c.card_network, c.merchant_id, COALESCE(c.chain, c.id),
-			COALESCE(c.first_sent_at, c.created_at), $2, NULLIF($3, ''), NULLIF($4, 0), NULLIF($5, 0), $6,
-			c.card_exp_month, c.card_exp_year, clock_timestamp()
-		  FROM charges c WHERE c.id = $1 AND c.card_fingerprint IS NOT NULL AND c.card_network IS NOT NULL`,
-		chargeID, string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached)
+	_, err := tx.Exec(ctx, `
+		WITH cur AS (SELECT card_at, card_outcome FROM charges WHERE id = $1),
+		u AS (
+			UPDATE charges SET
+				card_outcome = CASE WHEN $2 = '' THEN NULL WHEN $2 = 'pending' AND card_outcome IS NULL THEN NULL ELSE $2 END,
+				card_at = CASE WHEN card_outcome IS NULL THEN COALESCE(first_sent_at, created_at) ELSE card_at END,
+				card_class = NULLIF($3, ''), card_category = NULLIF($4::int, 0), card_mac = NULLIF($5::int, 0),
+				card_cap_reached = $6, card_settled_at = CASE WHEN $2 NOT IN ('', 'pending') THEN clock_timestamp() END
+			 WHERE id = $1 AND (card_outcome IS NOT NULL OR $2 NOT IN ('', 'pending'))
+			   AND card_fingerprint IS NOT NULL AND card_network IS NOT NULL
+			RETURNING processor_account, card_fingerprint, card_at
+		),
+		folded AS (
+			UPDATE card_states s SET stale = true, version = s.version + 1 FROM u
+			 WHERE NOT $7 AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
+			   AND (s.through_at, s.through_charge) >= (u.card_at, $1)
+		)
+		INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
+		SELECT u.processor_account, u.card_fingerprint, u.card_at, '', false FROM u WHERE $7 AND u.processor_account IS NOT NULL
+		ON CONFLICT (processor_account, fingerprint) DO UPDATE SET stale = true, version = card_states.version + 1
+		 WHERE (card_states.through_at, card_states.through_charge) >= (EXCLUDED.through_at, $1)`,
+		chargeID, outcome, class, category, mac, capReached, refusal)
 	if err != nil {
 		return fmt.Errorf("store: card history: %w", err)
 	}

@@ -29,7 +29,7 @@ func (f reportFixture) attempt(merchant, account, fingerprint, network string, a
 	f.t.Helper()
 	c := newCharge(merchant, "")
 	c.ProcessorAccount = account
-	_, err := f.db.BeginCharge(context.Background(), charge.BeginParams{MerchantID: merchant, Key: "k_" + c.ID,
+	_, err := charge.Begin(context.Background(), f.db, charge.BeginParams{MerchantID: merchant, Key: "k_" + c.ID,
 		Fingerprint: idempotency.Fingerprint{7}, LockFor: time.Minute, New: c,
 		Card: &charge.Card{Fingerprint: fingerprint, Network: network, ExpMonth: 12, ExpYear: 2034}})
 	if err != nil {

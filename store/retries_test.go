@@ -18,25 +18,24 @@ import (
 // network rules decide again on the card read now.
 func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 	t.Parallel()
-	allow := func(decline.History, time.Time) decline.Verdict { return decline.Verdict{Allowed: true} }
-	refuse := func(decline.History, time.Time) decline.Verdict {
-		return decline.Verdict{Reason: decline.ReasonNeverReattempt}
-	}
+	// A card with a never-class decline on record is refused by the rules.
+	neverCard := &charge.Card{Fingerprint: "fp_never_retry", Network: "visa", ExpMonth: 12, ExpYear: 2034}
 	tests := []struct {
-		name  string
-		card  *charge.Card
-		admit func(decline.History, time.Time) decline.Verdict
+		name    string
+		card    *charge.Card
+		refused bool
 		// taken makes another live charge take the reference while the first is failed.
 		taken bool
 		want  charge.Status
-		// decisions are the network rules' decisions recorded for the card, as allowed
-		// or not: none when no attempt follows an allowed one.
+		// decisions are the network rules' decisions recorded for the charge, as allowed
+		// or not: a refusal, or a reattempt's admission, is recorded; an attempt on a card in
+		// no run of declines is no reattempt.
 		decisions []bool
 	}{
 		{name: "card still unreadable", want: charge.StatusFailed},
-		{name: "card read and admitted", card: testCard, admit: allow, want: charge.StatusProcessing, decisions: []bool{true}},
-		{name: "card read and refused", card: testCard, admit: refuse, want: charge.StatusFailed, decisions: []bool{false}},
-		{name: "reference taken meanwhile", card: testCard, admit: allow, taken: true, want: charge.StatusFailed},
+		{name: "card read and admitted", card: testCard, want: charge.StatusProcessing},
+		{name: "card read and refused", card: neverCard, refused: true, want: charge.StatusFailed, decisions: []bool{false}},
+		{name: "reference taken meanwhile", card: testCard, taken: true, want: charge.StatusFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,15 +44,16 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 			tx := dbtest.Tx(t)
 			db := store.New(tx)
 			newMerchant(t, db, "m1")
+			declines(t, db, "m1", neverCard, 1, decline.Never)
 			fp := idempotency.Fingerprint{7}
-			params := func(card *charge.Card, admit func(decline.History, time.Time) decline.Verdict) charge.BeginParams {
+			params := func(card *charge.Card) charge.BeginParams {
 				return charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp, LockFor: time.Minute,
-					New: newCharge("m1", "order-1"), Card: card, Admit: admit}
+					New: newCharge("m1", "order-1"), Card: card}
 			}
 
 			// The first request could not read the card: the charge is stored failed,
 			// retryably, and its answer is not kept.
-			first, err := db.BeginCharge(ctx, params(nil, allow))
+			first, err := charge.Begin(ctx, db, params(nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,10 +62,10 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 				t.Fatalf("first request: got %+v, want a charge failed retryably", first)
 			}
 			if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k", Charge: c,
-				Reason: c.Failure.Code}); err != nil {
+				Reason: c.Failure.Code, ReleaseKey: true}); err != nil {
 				t.Fatal(err)
 			}
-			var other charge.Begun
+			var other charge.Plan
 			if tt.taken {
 				other = begin(t, db, "m1", "k_other", idempotency.Fingerprint{8}, newCharge("m1", "order-1"))
 				if !other.Created {
@@ -73,7 +73,7 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 				}
 			}
 
-			again, err := db.BeginCharge(ctx, params(tt.card, tt.admit))
+			again, err := charge.Begin(ctx, db, params(tt.card))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 			if again.Charge == nil || again.Charge.ID != c.ID || again.Charge.ProcessorKey != c.ProcessorKey {
 				t.Fatalf("retry: got charge %+v, want %s under %s", again.Charge, c.ID, c.ProcessorKey)
 			}
-			if got := again.Refused != nil; got != (tt.admit != nil && !tt.admit(nil, time.Time{}).Allowed) {
+			if got := again.Refused != nil; got != tt.refused {
 				t.Fatalf("retry: refused %v", again.Refused)
 			}
 			if tt.taken && again.DuplicateOf != other.Charge.ID {
@@ -106,14 +106,14 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 			}
 			var decisions []bool
 			if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(allowed ORDER BY at), '{}') FROM reattempt_decisions
-				WHERE merchant_id = 'm1' AND fingerprint = $1 AND (charge_id IS NULL OR charge_id = $2)`,
-				testCard.Fingerprint, c.ID).Scan(&decisions); err != nil {
+				WHERE merchant_id = 'm1' AND at > $2 AND (charge_id IS NULL OR charge_id = $1)`,
+				c.ID, first.Now).Scan(&decisions); err != nil {
 				t.Fatal(err)
 			}
 			if fmt.Sprint(decisions) != fmt.Sprint(tt.decisions) {
 				t.Fatalf("decisions recorded: got %v, want %v", decisions, tt.decisions)
 			}
-			if tt.want == charge.StatusProcessing && (stored.Card == nil || stored.Card.Fingerprint != testCard.Fingerprint) {
+			if tt.want == charge.StatusProcessing && (stored.Card == nil || stored.Card.Fingerprint != tt.card.Fingerprint) {
 				t.Fatalf("stored charge: card %+v, want the card read on the retry", stored.Card)
 			}
 
@@ -123,11 +123,11 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 			if tt.want == charge.StatusFailed {
 				if again.Refused == nil && again.DuplicateOf == "" {
 					if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k", Charge: again.Charge,
-						Reason: c.Failure.Code}); err != nil {
+						Reason: c.Failure.Code, ReleaseKey: true}); err != nil {
 						t.Fatal(err)
 					}
 				}
-				next, err := db.BeginCharge(ctx, params(nil, allow))
+				next, err := charge.Begin(ctx, db, params(nil))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,28 +144,43 @@ func TestBeginChargeRetriesAFailedCharge(t *testing.T) {
 // the charge once nothing stands in its way any more, and later retries replay it.
 func TestBeginChargeKeyWithoutCharge(t *testing.T) {
 	t.Parallel()
-	allow := func(decline.History, time.Time) decline.Verdict { return decline.Verdict{Allowed: true} }
-	refuse := func(decline.History, time.Time) decline.Verdict {
-		return decline.Verdict{Reason: decline.ReasonTooEarly, NotBefore: time.Now().Add(time.Hour)}
-	}
 	for _, why := range []string{"refused by the network rules", "reference live on another charge"} {
 		t.Run(why, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			db := store.New(dbtest.Tx(t))
+			tx := dbtest.Tx(t)
+			db := store.New(tx)
 			newMerchant(t, db, "m1")
 			fp := idempotency.Fingerprint{9}
-			params := func(admit func(decline.History, time.Time) decline.Verdict) charge.BeginParams {
+			params := func() charge.BeginParams {
 				return charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp, LockFor: time.Minute,
-					New: newCharge("m1", "order-2"), Card: testCard, Admit: admit}
+					New: newCharge("m1", "order-2"), Card: testCard}
 			}
-			var live charge.Begun
-			firstAdmit := refuse
-			if why != "refused by the network rules" {
+			var live charge.Plan
+			lift := func() {}
+			if why == "refused by the network rules" {
+				// A decline asking to wait an hour (Mastercard advice 24) refuses the card now.
+				b := beginWith(t, db, "m1", "k_advice", testCard)
+				c := b.Charge
+				c.Status = charge.StatusDeclined
+				if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k_advice", Charge: c,
+					ResponseStatus: 402, ResponseBody: []byte("{}"),
+					Card: &charge.CardOutcome{Outcome: decline.Declined, Class: decline.Funds, MAC: decline.MACRetryAfter1Hour}}); err != nil {
+					t.Fatal(err)
+				}
+				lift = func() {
+					// The hour passes.
+					if _, err := tx.Exec(ctx, `UPDATE charges SET card_at = card_at - interval '2 hours' WHERE id = $1`, c.ID); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := tx.Exec(ctx, `UPDATE card_states SET stale = true`); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else {
 				live = begin(t, db, "m1", "k_live", idempotency.Fingerprint{10}, newCharge("m1", "order-2"))
-				firstAdmit = allow
 			}
-			first, err := db.BeginCharge(ctx, params(firstAdmit))
+			first, err := charge.Begin(ctx, db, params())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,6 +189,7 @@ func TestBeginChargeKeyWithoutCharge(t *testing.T) {
 			}
 
 			// What stood in the way is gone: the rule lifted, or the live charge declined.
+			lift()
 			if live.Charge != nil {
 				c := live.Charge
 				c.Status = charge.StatusDeclined
@@ -182,7 +198,7 @@ func TestBeginChargeKeyWithoutCharge(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			again, err := db.BeginCharge(ctx, params(allow))
+			again, err := charge.Begin(ctx, db, params())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +207,7 @@ func TestBeginChargeKeyWithoutCharge(t *testing.T) {
 				t.Fatalf("retry: got %+v, want the charge created", again)
 			}
 			// Another body under the key is still another request.
-			if b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: "m1", Key: "k",
+			if b, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: "m1", Key: "k",
 				Fingerprint: idempotency.Fingerprint{11}, LockFor: time.Minute, New: newCharge("m1", "")}); err != nil ||
 				b.Verdict != idempotency.Mismatch {
 				t.Fatalf("other body under the key: got %+v, %v; want Mismatch", b, err)
@@ -202,7 +218,7 @@ func TestBeginChargeKeyWithoutCharge(t *testing.T) {
 				Card: &charge.CardOutcome{Outcome: decline.Approved}, ResponseStatus: 200, ResponseBody: []byte(`{"ok":1}`)}); err != nil {
 				t.Fatal(err)
 			}
-			replay, err := db.BeginCharge(ctx, params(allow))
+			replay, err := charge.Begin(ctx, db, params())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,7 +102,7 @@ func (db *DB) ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]E
 	rows, err := db.pool.Query(ctx, `
 		SELECT at, actor, action, COALESCE(reason, ''), COALESCE(status_before, ''), COALESCE(status_after, ''),
 			COALESCE(note, ''), evidence
-		  FROM charge_events WHERE charge_id = $1 ORDER BY id`, chargeID)
+		  FROM charge_trail WHERE charge_id = $1 ORDER BY at, seq`, chargeID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: charge events: %w", err)
 	}

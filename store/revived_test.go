@@ -130,24 +130,17 @@ func (b *reviveBundle) insert(t *testing.T, s chargeSpec) string {
 		declineBlock = []byte(`{"code": "card_declined", "class": "generic"}`)
 	}
 	_, err := dbtest.Pool(t).Exec(b.ctx, `
-		WITH c AS (
-			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, reference, initiator, reattempt_of,
-				chain, status, decline, processor_key, processor_account, card_fingerprint, card_network,
-				card_exp_month, card_exp_year, first_sent_at, created_at, updated_at, finalized_at)
-			VALUES ($1, $2, $3, 'usd', 'pm_card_visa', NULLIF($4, ''), 'customer', NULLIF($5, ''), $6, $7, $8,
-				'pg_' || $1, 'acct_1', $9, 'visa', 12, 2034, now() - interval '1 minute', now() - interval '1 minute',
-				now(), CASE WHEN $7 <> 'pending' THEN now() END)
-			RETURNING id
-		), a AS (
-			INSERT INTO charge_attempts (charge_id, n, started_at, duration_ms, timeout_ms, class)
-			SELECT id, 1, now() - interval '1 minute', 4000, 4000,
-				CASE WHEN $7 = 'pending' THEN 'outcome_unknown' WHEN $7 = 'succeeded' THEN 'success' ELSE 'decline' END
-			  FROM c
-		)
-		INSERT INTO card_attempts (charge_id, processor_account, fingerprint, network, merchant_id, chain, at, outcome,
-			settled_at)
-		SELECT id, 'acct_1', $9, 'visa', $2, $6, now() - interval '1 minute', $10,
-			CASE WHEN $10 <> 'pending' THEN now() END FROM c`,
+		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, reference, initiator, reattempt_of,
+			chain, status, decline, processor_account, card_fingerprint, card_network,
+			card_exp_month, card_exp_year, first_sent_at, created_at, updated_at, finalized_at, attempt_log,
+			card_at, card_outcome, card_settled_at)
+		VALUES ($1, $2, $3, 'usd', 'pm_card_visa', NULLIF($4, ''), 'customer', NULLIF($5, ''), $6, $7, $8,
+			'acct_1', $9, 'visa', 12, 2034, now() - interval '1 minute', now() - interval '1 minute',
+			now(), CASE WHEN $7 <> 'pending' THEN now() END,
+			jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
+				4000, 4000, CASE WHEN $7 = 'pending' THEN 'outcome_unknown' WHEN $7 = 'succeeded' THEN 'success' ELSE 'decline' END,
+				0, '', '', 0, 0, 0, 0)),
+			now() - interval '1 minute', $10, CASE WHEN $10 <> 'pending' THEN now() END)`,
 		id, b.merchant, s.amount, s.reference, s.reattemptOf, chain, string(s.status), declineBlock, b.fp, outcome)
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,10 @@ package store_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
+		"fmt"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
@@ -17,71 +14,37 @@ import (
 	"github.com/paygate/paygate/store"
 )
 
-// The hot path's statements are assembled from the parts each charge needs: every variant
-// must have a value for each of its arguments and be accepted by PostgreSQL as it is.
-func TestStatementVariantsPrepare(t *testing.T) {
+// Every statement of a charge's life is static SQL that PostgreSQL accepts as it is.
+func TestStatementsPrepare(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tx := dbtest.Tx(t)
-	prepare := func(t *testing.T, name string, sql string, args []any, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		sd, err := tx.Prepare(ctx, name, sql)
-		if err != nil {
-			t.Fatalf("%s: prepare: %v\n%s", name, err, sql)
-		}
-		if len(sd.ParamOIDs) != len(args) {
-			t.Fatalf("%s: %d parameters, %d arguments", name, len(sd.ParamOIDs), len(args))
-		}
-	}
-
-	for _, status := range []charge.Status{charge.StatusSucceeded, charge.StatusPending, charge.StatusFailed} {
-		for _, attempts := range []int{0, 2} {
-			for _, card := range []*charge.CardOutcome{nil, {Outcome: decline.Approved}} {
-				c := newCharge("m1", "")
-				c.Status = status
-				p := charge.FinishParams{MerchantID: "m1", Key: "k", Charge: &c, Card: card,
-					Attempts: make([]charge.Attempt, attempts), ResponseStatus: 201, ResponseBody: []byte(`{}`),
-					Next: &charge.NextReattempt{ChargeID: "ch_next", At: time.Now()}}
-				name := fmt.Sprintf("finish_%s_%d_%t", status, attempts, card != nil)
-				sql, args, err := store.FinishStatement(p)
-				prepare(t, name, sql, args, err)
-			}
-		}
-	}
-
-	for _, ref := range []string{"", "order-1"} {
-		for _, card := range []*charge.Card{nil, testCard} {
-			for _, admit := range []bool{false, true} {
-				for mode := range store.CreationModes {
-					p := charge.BeginParams{MerchantID: "m1", Key: "k", New: newCharge("m1", ref), Card: card,
-						LockFor: time.Minute}
-					if admit {
-						p.Admit = func(decline.History, time.Time) decline.Verdict { return decline.Verdict{Allowed: true} }
-					}
-					name := fmt.Sprintf("create_%t_%t_%t_%d", ref != "", card != nil, admit, mode)
-					sql, args, err := store.CreateStatement(p, mode)
-					prepare(t, name, sql, args, err)
-				}
-			}
+	for name, sql := range store.Statements {
+		if _, err := tx.Prepare(ctx, name, sql); err != nil {
+			t.Errorf("%s: prepare: %v\n%s", name, err, sql)
 		}
 	}
 }
 
-func TestPositional(t *testing.T) {
+// The attempt log keeps every field of every attempt.
+func TestAttemptLogRoundTrip(t *testing.T) {
 	t.Parallel()
-	sql, args, err := store.Positional(`SELECT @b::int, @a::int, @b::int`, pgx.NamedArgs{"a": 1, "b": 2, "unused": 3})
-	if err != nil || sql != `SELECT $1::int, $2::int, $1::int` || len(args) != 2 || args[0] != 2 || args[1] != 1 {
-		t.Fatalf("got %q %v %v, want the arguments numbered in order of appearance", sql, args, err)
+	in := []charge.Attempt{
+		{N: 1, StartedAt: time.Date(2026, 3, 2, 12, 0, 0, 123456000, time.UTC), DurationMS: 40, TimeoutMS: 4000, Class: "retry",
+			HTTPStatus: 503, ProcessorCode: "", RequestID: "req_1", RetryAfterMS: 0, BackoffMS: 498, BudgetTokensBefore: 10,
+			BudgetTokensAfter: 9},
+		{N: 2, StartedAt: time.Date(2026, 3, 2, 12, 0, 1, 0, time.UTC), DurationMS: 3, TimeoutMS: 3400, Class: "decline",
+			HTTPStatus: 402, ProcessorCode: `card_declined "x"`, BudgetTokensBefore: 9.539, BudgetTokensAfter: 9.539},
 	}
-	// A second call uses the compiled form with the new values.
-	if _, args, _ := store.Positional(`SELECT @b::int, @a::int, @b::int`, pgx.NamedArgs{"a": 5, "b": 6}); args[0] != 6 || args[1] != 5 {
-		t.Fatalf("second call: got %v", args)
+	out, err := store.DecodeAttempts(store.EncodeAttempts(in))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := store.Positional(`SELECT @a::int, @missing::int`, pgx.NamedArgs{"a": 1}); err == nil {
-		t.Fatal("a statement naming an argument without a value: got no error")
+	if fmt.Sprintf("%+v", out) != fmt.Sprintf("%+v", in) {
+		t.Fatalf("round trip: got %+v, want %+v", out, in)
+	}
+	if got := store.EncodeAttempts(nil); got != nil {
+		t.Fatalf("no attempts: got %q, want nothing", got)
 	}
 }
 
@@ -98,8 +61,8 @@ func TestBeginChargeFailureLeavesNothing(t *testing.T) {
 			// A card of its own: the test transaction keeps the card locks it took.
 			card := &charge.Card{Fingerprint: "fp_" + merchant, Network: "visa", ExpMonth: 12, ExpYear: 2034}
 			newMerchant(t, db, merchant)
-			beginOn := func(key string, fp idempotency.Fingerprint, c charge.Charge) (charge.Begun, error) {
-				return db.BeginCharge(ctx, charge.BeginParams{MerchantID: merchant, Key: key, Fingerprint: fp,
+			beginOn := func(key string, fp idempotency.Fingerprint, c charge.Charge) (charge.Plan, error) {
+				return charge.Begin(ctx, db, charge.BeginParams{MerchantID: merchant, Key: key, Fingerprint: fp,
 					LockFor: time.Minute, New: c, Card: card})
 			}
 			first, err := beginOn("k1", idempotency.Fingerprint{1}, newCharge(merchant, ""))
@@ -121,25 +84,22 @@ func TestBeginChargeFailureLeavesNothing(t *testing.T) {
 	}
 }
 
-// Every processor key is unique because it is derived from the charge's id, and the table
-// refuses any other key.
+// A charge's processor key is derived from its id: every charge read back carries it.
 func TestProcessorKeyIsDerivedFromTheID(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	tx := dbtest.Tx(t)
-	db := store.New(tx)
+	db := dbtest.Store(t)
 	newMerchant(t, db, "m_key")
-	_, err := tx.Exec(ctx, `INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status, processor_key)
-		VALUES ('ch_a', 'm_key', 100, 'usd', 'pm_card_visa', 'customer', 'processing', 'pg_ch_b')`)
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.ConstraintName != "charges_processor_key_from_id" {
-		t.Fatalf("a processor key that is not pg_ and the id: got %v, want the check to refuse it", err)
+	b := begin(t, db, "m_key", "k", idempotency.Fingerprint{1}, newCharge("m_key", ""))
+	got, err := db.Charge(context.Background(), "m_key", b.Charge.ID)
+	if err != nil || got.ProcessorKey != "pg_"+b.Charge.ID {
+		t.Fatalf("stored charge: processor key %q (%v), want pg_%s", got.ProcessorKey, err, b.Charge.ID)
 	}
 }
 
-// A new key on a card whose history holds nothing but approvals is admitted in one round
-// trip, on the verdict over an empty history; a card with anything else in its history is
-// decided over that history.
+// A new key on a card with no refusal on record is created in one round trip, with no
+// history read and no decision recorded; once a decline puts the card on record, a charge is
+// decided over the part of its history its state does not hold, and a decision is recorded
+// for a reattempt (the card in a run of declines) only.
 func TestBeginChargeCleanAndDirtyCards(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -147,19 +107,16 @@ func TestBeginChargeCleanAndDirtyCards(t *testing.T) {
 	merchant := "m_clean_" + charge.NewID()
 	newMerchant(t, db, merchant)
 	card := &charge.Card{Fingerprint: "fp_" + merchant, Network: "visa", ExpMonth: 12, ExpYear: 2034}
-	beginOn := func(key string) charge.Begun {
+	beginOn := func(key string) charge.Plan {
 		t.Helper()
-		b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: merchant, Key: key,
-			Fingerprint: idempotency.Fingerprint{byte(len(key))}, LockFor: time.Minute, New: newCharge(merchant, ""), Card: card,
-			Admit: func(h decline.History, now time.Time) decline.Verdict {
-				return decline.Check(h, decline.Next{At: now, Network: decline.Visa}, decline.DefaultCaps())
-			}})
+		b, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: merchant, Key: key,
+			Fingerprint: idempotency.Fingerprint{byte(len(key))}, LockFor: time.Minute, New: newCharge(merchant, ""), Card: card})
 		if err != nil || !b.Created {
 			t.Fatalf("begin %s: %+v, %v", key, b, err)
 		}
 		return b
 	}
-	finish := func(b charge.Begun, status charge.Status, outcome decline.Outcome) {
+	finish := func(b charge.Plan, status charge.Status, outcome decline.Outcome) {
 		t.Helper()
 		c := *b.Charge
 		c.Status = status
@@ -168,6 +125,15 @@ func TestBeginChargeCleanAndDirtyCards(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	decisions := func() int {
+		t.Helper()
+		var n int
+		if err := dbtest.Pool(t).QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE fingerprint = $1`,
+			card.Fingerprint).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 
 	first := beginOn("k-first")
 	if first.History != nil || first.Now.IsZero() || !first.Charge.CreatedAt.Equal(first.Now) {
@@ -175,23 +141,24 @@ func TestBeginChargeCleanAndDirtyCards(t *testing.T) {
 	}
 	finish(first, charge.StatusSucceeded, decline.Approved)
 	second := beginOn("k-second")
-	if second.History != nil {
-		t.Fatalf("a card with only approvals: history %v, want none read", second.History)
-	}
-	// The second charge is still pending: the third is decided over the card's history.
+	// An attempt in flight is no refusal: the card stays off record.
 	third := beginOn("k-third")
-	if len(third.History) != 2 {
-		t.Fatalf("a card with a pending attempt: history of %d attempts, want 2", len(third.History))
+	if second.History != nil || third.History != nil {
+		t.Fatalf("a card with approvals and an attempt in flight: histories %v, %v, want none read", second.History, third.History)
 	}
 	finish(second, charge.StatusDeclined, decline.Declined)
 	finish(third, charge.StatusSucceeded, decline.Approved)
-	if fourth := beginOn("k-fourth"); len(fourth.History) != 3 {
-		t.Fatalf("a card with a decline: history of %d attempts, want 3", len(fourth.History))
+	fourth := beginOn("k-fourth")
+	if len(fourth.History) != 2 {
+		t.Fatalf("a card with a decline: history of %d attempts (%v), want the decline and the approval after it", len(fourth.History), fourth.History)
 	}
-	var decisions int
-	if err := dbtest.Pool(t).QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE fingerprint = $1 AND allowed`,
-		card.Fingerprint).Scan(&decisions); err != nil || decisions != 4 {
-		t.Fatalf("allowed decisions recorded: %d (%v), want 4", decisions, err)
+	if n := decisions(); n != 0 {
+		t.Fatalf("decisions recorded for charges on a card in no run of declines: %d, want 0", n)
+	}
+	finish(fourth, charge.StatusDeclined, decline.Declined)
+	fifth := beginOn("k-fifth")
+	if n := decisions(); n != 1 || fifth.History == nil {
+		t.Fatalf("a reattempt in a run of declines: %d decisions recorded, history %v; want one, over the card's history", n, fifth.History)
 	}
 }
 
@@ -205,7 +172,7 @@ func TestBeginChargeSameKeyRace(t *testing.T) {
 	newMerchant(t, db, merchant)
 	const racers = 8
 	type result struct {
-		b   charge.Begun
+		b   charge.Plan
 		err error
 	}
 	results := make(chan result, racers)
@@ -215,11 +182,8 @@ func TestBeginChargeSameKeyRace(t *testing.T) {
 			<-start
 			// Each racer's card is its own: the card's lock does not serialise them.
 			card := &charge.Card{Fingerprint: fmt.Sprintf("fp_%s_%d", merchant, i), Network: "visa", ExpMonth: 12, ExpYear: 2034}
-			b, err := db.BeginCharge(ctx, charge.BeginParams{MerchantID: merchant, Key: "same", Fingerprint: idempotency.Fingerprint{7},
-				LockFor: time.Minute, New: newCharge(merchant, ""), Card: card,
-				Admit: func(h decline.History, now time.Time) decline.Verdict {
-					return decline.Check(h, decline.Next{At: now, Network: decline.Visa}, decline.DefaultCaps())
-				}})
+			b, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: merchant, Key: "same", Fingerprint: idempotency.Fingerprint{7},
+				LockFor: time.Minute, New: newCharge(merchant, ""), Card: card})
 			results <- result{b, err}
 		}()
 	}

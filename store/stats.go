@@ -19,8 +19,14 @@ func (db *DB) ReconcileStats(ctx context.Context) (ReconcileStats, error) {
 	var s ReconcileStats
 	var oldest float64
 	err := db.pool.QueryRow(ctx, `
-		SELECT (SELECT count(*) FROM charges WHERE status = 'pending'),
-		       COALESCE((SELECT extract(epoch FROM clock_timestamp() - min(created_at)) FROM charges WHERE status = 'pending'), 0),
+		WITH pending AS (
+			-- A pending charge is in reconciliation: its next check is scheduled, or it waits in
+			-- review (each found by its partial index).
+			SELECT c.created_at FROM reconciliations r JOIN charges c ON c.id = r.charge_id
+			 WHERE (r.next_check_at IS NOT NULL OR r.in_review) AND c.status = 'pending'
+		)
+		SELECT (SELECT count(*) FROM pending),
+		       COALESCE((SELECT extract(epoch FROM clock_timestamp() - min(created_at)) FROM pending), 0),
 		       (SELECT count(*) FROM reconciliations WHERE in_review)`).Scan(&s.Pending, &oldest, &s.InReview)
 	if err != nil {
 		return s, fmt.Errorf("store: reconcile stats: %w", err)

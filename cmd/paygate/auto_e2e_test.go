@@ -37,6 +37,7 @@ func TestAutomaticReattemptChain(t *testing.T) {
 		if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - $2::interval WHERE chain = $1`, root, d); err != nil {
 			t.Fatal(err)
 		}
+		historyRewritten(t, conn)
 		if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE COALESCE(chain, id) = $1
 			AND next_reattempt_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM charges n WHERE n.id = charges.next_reattempt_id)`, root); err != nil {
 			t.Fatal(err)
@@ -114,6 +115,7 @@ func TestAutomaticReattemptScheduleToTheEnd(t *testing.T) {
 		if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - $2::interval WHERE chain = $1`, root, gap*time.Hour+time.Hour); err != nil {
 			t.Fatal(err)
 		}
+		historyRewritten(t, conn)
 		if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE COALESCE(chain, id) = $1
 			AND next_reattempt_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM charges n WHERE n.id = charges.next_reattempt_id)`, root); err != nil {
 			t.Fatal(err)
@@ -242,6 +244,7 @@ func TestAutomaticChainWaitsWhenTooEarly(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - interval '25 hours' WHERE chain = $1`, root); err != nil {
 		t.Fatal(err)
 	}
+	historyRewritten(t, conn)
 	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
 		t.Fatal(err)
 	}
@@ -293,6 +296,7 @@ func TestAutomaticChainEndsWhenAnotherReattemptIsLive(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE card_attempts SET at = at - interval '25 hours' WHERE chain = $1`, root); err != nil {
 		t.Fatal(err)
 	}
+	historyRewritten(t, conn)
 	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
 		t.Fatal(err)
 	}
@@ -314,5 +318,18 @@ func TestAutomaticChainEndsWhenAnotherReattemptIsLive(t *testing.T) {
 	var dead int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state = 'discarded'`).Scan(&dead); err != nil || dead != 0 {
 		t.Fatalf("dead letters: %d (%v), want none", dead, err)
+	}
+}
+
+// historyRewritten tells the cards' network-rules states that a test rewrote their history
+// in place (moving attempts back in time, changing outcomes), which nothing but a test does:
+// every card's next decision reads its whole history again.
+func historyRewritten(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), `
+		INSERT INTO card_states (processor_account, fingerprint, through_at)
+		SELECT DISTINCT processor_account, fingerprint, '0001-01-01 00:00:00+00'::timestamptz FROM card_attempts
+		ON CONFLICT (processor_account, fingerprint) DO UPDATE SET stale = true, version = card_states.version + 1`); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -221,7 +221,7 @@ func TestStaleLockResumes(t *testing.T) {
 	defer db.Close()
 	fp, _ := idempotency.FingerprintOf("POST", "/v1/charges", []byte(visa))
 	id := charge.NewID()
-	_, err = db.BeginCharge(context.Background(), charge.BeginParams{
+	_, err = charge.Begin(context.Background(), db, charge.BeginParams{
 		MerchantID: "m_crash", Key: "crashed", Fingerprint: fp, LockFor: -time.Second,
 		New: charge.Charge{ID: id, MerchantID: "m_crash", Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
 			Initiator: charge.InitiatorCustomer, ReattemptMode: charge.ReattemptManual, ProcessorKey: charge.ProcessorKey(id)},

@@ -269,7 +269,7 @@ func TestCompleterBeforeFirstSend(t *testing.T) {
 	defer db.Close()
 	fp, _ := idempotency.FingerprintOf("POST", "/v1/charges", []byte(visa))
 	id := charge.NewID()
-	if _, err := db.BeginCharge(context.Background(), charge.BeginParams{
+	if _, err := charge.Begin(context.Background(), db, charge.BeginParams{
 		MerchantID: "m_kill3", Key: "before-send", Fingerprint: fp, LockFor: 200 * time.Millisecond,
 		New: charge.Charge{ID: id, MerchantID: "m_kill3", Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
 			Initiator: charge.InitiatorCustomer, ReattemptMode: charge.ReattemptManual, ProcessorKey: charge.ProcessorKey(id),

@@ -113,6 +113,7 @@ func TestReattemptReport(t *testing.T) {
 		WHERE charge_id = $1`, first["id"]); err != nil {
 		t.Fatal(err)
 	}
+	historyRewritten(t, conn)
 	to := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	period := "?from=" + url.QueryEscape(from.Format(time.RFC3339)) + "&to=" + url.QueryEscape(to.Format(time.RFC3339))
 
