@@ -2,10 +2,9 @@ package store_test
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"testing"
 	"time"
-
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
