@@ -46,6 +46,14 @@ func TestDecodeChargeRequest(t *testing.T) {
 		{"card with Unicode separators", "{\"amount\":1,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\",\"metadata\":{\"a\":\"4242\u30004242\u20134242\u20144242\"}}", "card_data_not_accepted"},
 		{"card with zero width spaces", "{\"amount\":1,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\",\"metadata\":{\"a\":\"4242\u200b4242\u200b4242\u200b4242\"}}", "card_data_not_accepted"},
 		{"card with escaped zero width spaces", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"4242\u200b4242\u200b4242\u200b4242"}`, "card_data_not_accepted"},
+		{"card in fullwidth digits", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"４２４２４２４２４２４２４２４２"}`, "card_data_not_accepted"},
+		{"card in escaped fullwidth digits", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12"}`, "card_data_not_accepted"},
+		{"card in Arabic-Indic digits", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"n":"٤٢٤٢٤٢٤٢٤٢٤٢٤٢٤٢"}}`, "card_data_not_accepted"},
+		{"card in Devanagari digits as a key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"४२४२ ४२४२ ४२४२ ४२४२":"x"}}`, "card_data_not_accepted"},
+		{"card grouped by commas", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"note":"4242,4242,4242,4242"}}`, "card_data_not_accepted"},
+		{"card grouped by plus signs", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"note":"4242+4242+4242+4242"}}`, "card_data_not_accepted"},
+		{"card grouped by colons", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"note":"4242:4242:4242:4242"}}`, "card_data_not_accepted"},
+		{"card in fullwidth digits in invalid JSON", `{"amount":1,,"reference":"４２４２４２４２４２４２４２４２"`, "card_data_not_accepted"},
 		{"NUL in metadata key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a\u0000":"x"}}`, "parameter_invalid"},
 	} {
 		_, err := decodeChargeRequest([]byte(tc.body), lim)
@@ -145,6 +153,9 @@ func FuzzDecodeChargeRequest(f *testing.F) {
 		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"1","a":"2"}}`,
 		`{"amount":1,"currency":"usd",,"metadata":{"a":"4242/4242/4242/4242"}}`, `{"a":1} 4242 4242 4242 4242`,
 		"{\"metadata\":{\"n\":\"4242\u00a04242\u20134242\u30004242\"}}",
+		`{"reference":"４２４２４２４２４２４２４２４２"}`, `{"metadata":{"n":"٤٢٤٢٬٤٢٤٢٬٤٢٤٢٬٤٢٤٢"}}`, `{"metadata":{"n":"४२४२ ४२४२ ४२४२ ४२४२"}}`,
+		`{"reference":"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12"}`,
+		`{"metadata":{"note":"4242,4242,4242,4242"}}`, `{"metadata":{"note":"4242+4242:4242;4242"}}`, `{"a":1} ４２４２，４２４２，４２４２，４２４２`,
 	} {
 		f.Add([]byte(s))
 	}
