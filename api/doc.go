@@ -17,5 +17,7 @@
 // caller's opaque token and is not checked: a numeric key (a timestamp in nanoseconds, an
 // order number) would pass the Luhn check one time in ten. A
 // body's object that gives a key twice is refused (400 duplicate_parameter), so that no
-// decoder's choice between the two values matters.
+// decoder's choice between the two values matters, and so is a string that is not valid
+// UTF-8 (400 invalid_request naming the parameter), which encoding/json would read with
+// U+FFFD in place of the invalid bytes.
 package api

@@ -9,8 +9,9 @@ import (
 )
 
 // TestInputValidationThroughTheAPI: card numbers are refused wherever they hide (duplicate
-// keys, separators, unknown parameter names in bodies and queries) and never echoed; input
-// PostgreSQL cannot hold is a 400, never a 500.
+// keys, separators, other scripts' digits, unknown parameter names in bodies and queries)
+// and never echoed; input PostgreSQL cannot hold, and strings that are not UTF-8, are a
+// 400, never a 500 or a value read with U+FFFD in place of what it held.
 func TestInputValidationThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t)
@@ -97,6 +98,18 @@ func TestInputValidationThroughTheAPI(t *testing.T) {
 			wantStatus: 404, wantCode: "resource_missing"},
 		{name: "resolve id with NUL", method: http.MethodPost, path: "/v1/charges/ch_%00/resolve", key: operator,
 			body: `{"outcome":"succeeded","note":"ok"}`, wantStatus: 404, wantCode: "resource_missing"},
+		{name: "reference not UTF-8", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body:       "{\"reference\":\"caf\xe9-T\",\"amount\":1000,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\"}",
+			wantStatus: 400, wantCode: "invalid_request", wantParam: "reference"},
+		{name: "another reference not UTF-8", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body:       "{\"reference\":\"caf\xe8-T\",\"amount\":1000,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\"}",
+			wantStatus: 400, wantCode: "invalid_request", wantParam: "reference"},
+		{name: "metadata value with an escaped lone surrogate", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"note":"caf\ud800"}`), wantStatus: 400, wantCode: "invalid_request", wantParam: "metadata[note]"},
+		{name: "resolution note not UTF-8", method: http.MethodPost, path: "/v1/charges/ch_x/resolve", key: operator,
+			body: "{\"outcome\":\"failed\",\"note\":\"caf\xe9\"}", wantStatus: 400, wantCode: "invalid_request", wantParam: "note"},
+		{name: "reattempt's payment method not UTF-8", method: http.MethodPost, path: "/v1/charges/ch_x/reattempt", key: checkout,
+			body: "{\"payment_method\":\"pm_\xff\"}", wantStatus: 400, wantCode: "invalid_request", wantParam: "payment_method"},
 		{name: "array body", method: http.MethodPost, path: "/v1/charges", key: checkout, body: `[]`,
 			wantStatus: 400, wantCode: "parameter_invalid", wantMessage: "the request body must be a JSON object"},
 		{name: "string body", method: http.MethodPost, path: "/v1/charges", key: checkout, body: `"x"`,
