@@ -111,6 +111,9 @@ func (h *reviewHandlers) reconcileNow(c echo.Context) error {
 		return err
 	}
 	chk, err := h.recon.Check(c.Request().Context(), id)
+	if store.Unavailable(err) {
+		return err // the database's outage, not the processor's
+	}
 	if err != nil {
 		return &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "processor_unavailable",
 			Message: "the processor could not be queried now; try again"}

@@ -42,17 +42,21 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startGateway boots the real serve command on loopback ports with a database of its own.
+// startGateway boots the real serve command on loopback ports with a database of its own
+// (or the one extraEnv names in DATABASE_URL), with the built-in simulator unless extraEnv
+// sets PAYGATE_PROCESSOR.
 func startGateway(t *testing.T, extraEnv ...string) *gateway {
 	t.Helper()
 	env := map[string]string{
-		"DATABASE_URL":      dbtest.NewDatabase(t),
 		"PAYGATE_ADDR":      "127.0.0.1:0",
 		"PAYGATE_SIM_ADDR":  "127.0.0.1:0",
 		"PAYGATE_LOG_LEVEL": "debug",
 	}
 	for i := 0; i+1 < len(extraEnv); i += 2 {
 		env[extraEnv[i]] = extraEnv[i+1]
+	}
+	if env["DATABASE_URL"] == "" {
+		env["DATABASE_URL"] = dbtest.NewDatabase(t)
 	}
 	g := &gateway{t: t, env: env, logs: &syncBuffer{}}
 	getenv := func(k string) string { return env[k] }
