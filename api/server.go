@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -36,9 +37,13 @@ type Config struct {
 	Limits  charge.Limits
 	// Caps are the network caps a manual decline's verdict on the card is decided under
 	// (zero fields: the defaults).
-	Caps     decline.Caps
-	Registry *prometheus.Registry // metrics registry served on /metrics
-	Gatherer prometheus.Gatherer  // defaults to Registry
+	Caps decline.Caps
+	// InFlightMargin is how long after its timeout an attempt may still execute at the
+	// processor: no charge is resolved by hand before that (zero:
+	// store.DefaultInFlightMargin).
+	InFlightMargin time.Duration
+	Registry       *prometheus.Registry // metrics registry served on /metrics
+	Gatherer       prometheus.Gatherer  // defaults to Registry
 }
 
 // New returns the gateway's HTTP handler.
@@ -78,7 +83,7 @@ func New(cfg Config) *echo.Echo {
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)
 	v1.POST("/jobs/:id/replay", jh.replay, operator)
-	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon, caps: cfg.Caps}
+	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon, caps: cfg.Caps, inFlightMargin: cfg.InFlightMargin}
 	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)

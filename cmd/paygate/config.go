@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
+	"github.com/paygate/paygate/store"
 )
 
 // config is paygate's configuration, read from the environment.
@@ -33,6 +34,9 @@ type config struct {
 	// AccountRefresh is how often serve reads the processor's account again (it also reads
 	// it after a failed connection, and before any request under an existing charge's key).
 	AccountRefresh time.Duration
+	// InFlightMargin is how long after its timeout an attempt may still execute at the
+	// processor: an operator cannot resolve the charge before that.
+	InFlightMargin time.Duration
 	// ReadRate and SearchRate bound the processor reads of reconciliation, per process.
 	ReadRate   float64
 	SearchRate float64
@@ -75,6 +79,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		CompleterInterval: 10 * time.Second,
 		KeyLockMargin:     15 * time.Second,
 		AccountRefresh:    30 * time.Second,
+		InFlightMargin:    store.DefaultInFlightMargin,
 		ReconcileSweep:    5 * time.Second,
 	}
 	if needDB {
@@ -138,6 +143,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		{"PAYGATE_KEY_LOCK_MARGIN", &c.KeyLockMargin},
 		{"PAYGATE_RECONCILE_SWEEP", &c.ReconcileSweep},
 		{"PAYGATE_ACCOUNT_REFRESH", &c.AccountRefresh},
+		{"PAYGATE_IN_FLIGHT_MARGIN", &c.InFlightMargin},
 	} {
 		if v := getenv(d.name); v != "" {
 			dur, err := time.ParseDuration(v)

@@ -196,17 +196,18 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 
 	handler := api.New(api.Config{
-		Log:      log.Named("http"),
-		Auth:     api.NewCachedAuth(db, keyCacheTTL, 10000),
-		Ready:    readiness{db},
-		Jobs:     queue,
-		Review:   db,
-		Recon:    jan,
-		Reports:  newReports(db, cfg),
-		Charges:  charges,
-		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
-		Caps:     decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
-		Registry: reg,
+		Log:            log.Named("http"),
+		Auth:           api.NewCachedAuth(db, keyCacheTTL, 10000),
+		Ready:          readiness{db},
+		Jobs:           queue,
+		Review:         db,
+		Recon:          jan,
+		Reports:        newReports(db, cfg),
+		Charges:        charges,
+		Limits:         charge.Limits{MaxAmount: cfg.MaxAmount},
+		Caps:           decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
+		InFlightMargin: cfg.InFlightMargin,
+		Registry:       reg,
 	})
 	ln := lns.api
 	srv := &http.Server{
