@@ -56,6 +56,8 @@ type config struct {
 type configError struct {
 	Var string
 	Msg string
+	// Exit is the exit status it ends the command with: 1 when zero.
+	Exit int
 }
 
 func (e *configError) Error() string { return fmt.Sprintf("paygate: %s: %s", e.Var, e.Msg) }
@@ -66,7 +68,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	c := config{
 		DatabaseURL:       getenv("DATABASE_URL"),
 		Addr:              orDefault(getenv("PAYGATE_ADDR"), "127.0.0.1:8080"),
-		Processor:         orDefault(getenv("PAYGATE_PROCESSOR"), "sim"),
+		Processor:         getenv("PAYGATE_PROCESSOR"), // required by serve alone (see requireProcessor)
 		SimAddr:           orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"),
 		StripeKey:         getenv("STRIPE_SECRET_KEY"),
 		StripeAPIBase:     getenv("STRIPE_API_BASE"),
@@ -84,10 +86,10 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	}
 	if needDB {
 		if c.DatabaseURL == "" {
-			return c, &configError{"DATABASE_URL", "is required (postgres://user@host:port/db)"}
+			return c, &configError{Var: "DATABASE_URL", Msg: "is required (postgres://user@host:port/db)"}
 		}
 		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			return c, &configError{"DATABASE_URL", "must be a postgres:// URL"}
+			return c, &configError{Var: "DATABASE_URL", Msg: "must be a postgres:// URL"}
 		}
 	}
 	if err := checkAddr("PAYGATE_ADDR", c.Addr); err != nil {
@@ -99,38 +101,40 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		}
 	}
 	switch c.Processor {
+	case "":
+		// Only serve talks to a processor, and it requires one to be named.
 	case "sim":
 		if err := checkAddr("PAYGATE_SIM_ADDR", c.SimAddr); err != nil {
 			return c, err
 		}
 	case "stripe":
 		if c.StripeKey == "" {
-			return c, &configError{"STRIPE_SECRET_KEY", `is required when PAYGATE_PROCESSOR=stripe`}
+			return c, &configError{Var: "STRIPE_SECRET_KEY", Msg: `is required when PAYGATE_PROCESSOR=stripe`}
 		}
 		if c.StripeAPIBase != "" {
 			if u, err := url.Parse(c.StripeAPIBase); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return c, &configError{"STRIPE_API_BASE", "must be an http:// or https:// URL"}
+				return c, &configError{Var: "STRIPE_API_BASE", Msg: "must be an http:// or https:// URL"}
 			}
 		}
 	default:
-		return c, &configError{"PAYGATE_PROCESSOR", `must be "sim" or "stripe"`}
+		return c, &configError{Var: "PAYGATE_PROCESSOR", Msg: `must be "sim" or "stripe"`}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		return c, &configError{"PAYGATE_LOG_LEVEL", "must be debug, info, warn or error"}
+		return c, &configError{Var: "PAYGATE_LOG_LEVEL", Msg: "must be debug, info, warn or error"}
 	}
 	if v := getenv("PAYGATE_MAX_AMOUNT"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
-			return c, &configError{"PAYGATE_MAX_AMOUNT", "must be a positive integer (minor units)"}
+			return c, &configError{Var: "PAYGATE_MAX_AMOUNT", Msg: "must be a positive integer (minor units)"}
 		}
 		c.MaxAmount = n
 	}
 	if v := getenv("PAYGATE_SHUTDOWN_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return c, &configError{"PAYGATE_SHUTDOWN_TIMEOUT", "must be a positive duration such as 15s"}
+			return c, &configError{Var: "PAYGATE_SHUTDOWN_TIMEOUT", Msg: "must be a positive duration such as 15s"}
 		}
 		c.ShutdownTimeout = d
 	}
@@ -148,7 +152,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		if v := getenv(d.name); v != "" {
 			dur, err := time.ParseDuration(v)
 			if err != nil || dur <= 0 {
-				return c, &configError{d.name, "must be a positive duration such as 30s"}
+				return c, &configError{Var: d.name, Msg: "must be a positive duration such as 30s"}
 			}
 			*d.dst = dur
 		}
@@ -161,7 +165,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		if v := getenv(r.name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f <= 0 || f > 10000 {
-				return c, &configError{r.name, "must be a positive number of requests per second"}
+				return c, &configError{Var: r.name, Msg: "must be a positive number of requests per second"}
 			}
 			*r.dst = f
 		}
@@ -170,7 +174,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	if v := getenv("PAYGATE_RECONCILE_SCHEDULE"); v != "" {
 		sch, err := reconcile.ParseSchedule(v)
 		if err != nil || len(sch) == 0 {
-			return c, &configError{"PAYGATE_RECONCILE_SCHEDULE", "must be a schedule such as 30s,5m,1h,1d*7"}
+			return c, &configError{Var: "PAYGATE_RECONCILE_SCHEDULE", Msg: "must be a schedule such as 30s,5m,1h,1d*7"}
 		}
 		c.ReconcileSchedule = sch
 	}
@@ -179,33 +183,44 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	case "on":
 		c.ReconcileReplay = true
 	default:
-		return c, &configError{"PAYGATE_RECONCILE_REPLAY", `must be "on" or "off"`}
+		return c, &configError{Var: "PAYGATE_RECONCILE_REPLAY", Msg: `must be "on" or "off"`}
 	}
 	c.VisaReattempts30d = decline.DefaultVisaReattempts30d
 	if v := getenv("PAYGATE_VISA_REATTEMPTS_30D"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return c, &configError{"PAYGATE_VISA_REATTEMPTS_30D", "must be an integer from 1 to 100 (Visa's rule is 15; some acquirers state 20)"}
+			return c, &configError{Var: "PAYGATE_VISA_REATTEMPTS_30D", Msg: "must be an integer from 1 to 100 (Visa's rule is 15; some acquirers state 20)"}
 		}
 		c.VisaReattempts30d = n
 	}
 	if v := getenv("PAYGATE_DB_MAX_CONNS"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 2 {
-			return c, &configError{"PAYGATE_DB_MAX_CONNS", "must be an integer of at least 2"}
+			return c, &configError{Var: "PAYGATE_DB_MAX_CONNS", Msg: "must be an integer of at least 2"}
 		}
 		c.DBMaxConns = int32(n)
 	}
 	return c, nil
 }
 
+// requireProcessor refuses a configuration that names no processor: serve never falls back
+// to the simulator on its own, or a deployment that forgot the variable would approve every
+// charge against a fake. The error ends serve with exit status 2.
+func requireProcessor(c config) error {
+	if c.Processor == "" {
+		return &configError{Var: "PAYGATE_PROCESSOR", Msg: `is required: "sim" (the built-in simulator) or "stripe" (STRIPE_SECRET_KEY, STRIPE_API_BASE)`,
+			Exit: exitUsage}
+	}
+	return nil
+}
+
 func checkAddr(name, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || strings.Contains(host, "/") {
-		return &configError{name, "must be HOST:PORT"}
+		return &configError{Var: name, Msg: "must be HOST:PORT"}
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return &configError{name, "must have a port between 0 and 65535"}
+		return &configError{Var: name, Msg: "must have a port between 0 and 65535"}
 	}
 	return nil
 }

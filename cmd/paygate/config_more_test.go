@@ -163,8 +163,8 @@ func TestServeConfigurationErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := append([]string{"DATABASE_URL=" + dbURL, "PAYGATE_ADDR=127.0.0.1:0", "PAYGATE_SIM_ADDR=127.0.0.1:0",
-				"PAYGATE_LOG_LEVEL=debug"}, tc.env...)
+			env := append([]string{"DATABASE_URL=" + dbURL, "PAYGATE_PROCESSOR=sim", "PAYGATE_ADDR=127.0.0.1:0",
+				"PAYGATE_SIM_ADDR=127.0.0.1:0", "PAYGATE_LOG_LEVEL=debug"}, tc.env...)
 			got := runBinary(t, bin, 30*time.Second, env, "serve")
 			wantOneLine(t, got, 1, tc.names, tc.avoid)
 		})

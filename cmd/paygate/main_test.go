@@ -48,6 +48,7 @@ func (s *syncBuffer) String() string {
 func startGateway(t *testing.T, extraEnv ...string) *gateway {
 	t.Helper()
 	env := map[string]string{
+		"PAYGATE_PROCESSOR": "sim",
 		"PAYGATE_ADDR":      "127.0.0.1:0",
 		"PAYGATE_SIM_ADDR":  "127.0.0.1:0",
 		"PAYGATE_LOG_LEVEL": "debug",

@@ -58,6 +58,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
+	if err := requireProcessor(cfg); err != nil {
+		return err
+	}
 	lns, err := listen(cfg)
 	if err != nil {
 		return err
@@ -283,7 +286,7 @@ func listen(cfg config) (*listeners, error) {
 		ln, err := net.Listen("tcp", b.addr)
 		if err != nil {
 			l.close()
-			return nil, &configError{b.name, fmt.Sprintf("cannot listen on %s: %v", b.addr, listenReason(err))}
+			return nil, &configError{Var: b.name, Msg: fmt.Sprintf("cannot listen on %s: %v", b.addr, listenReason(err))}
 		}
 		*b.dst = ln
 	}
@@ -314,7 +317,7 @@ func (l *listeners) close() {
 // (PAYGATE_SIM_ADDR for the built-in simulator). The key never appears in the message.
 func processorError(cfg config, err error) error {
 	if cfg.Processor == "sim" {
-		return &configError{"PAYGATE_SIM_ADDR", fmt.Sprintf("the built-in processor simulator does not answer: %v", err)}
+		return &configError{Var: "PAYGATE_SIM_ADDR", Msg: fmt.Sprintf("the built-in processor simulator does not answer: %v", err)}
 	}
 	base := redactURL(cfg.StripeAPIBase)
 	if base == "" {
@@ -327,7 +330,7 @@ func processorError(cfg config, err error) error {
 	)
 	switch {
 	case errors.As(err, &se) && (se.HTTPStatusCode == http.StatusUnauthorized || se.HTTPStatusCode == http.StatusForbidden):
-		return &configError{"STRIPE_SECRET_KEY", fmt.Sprintf("the processor at %s refused the key (HTTP %d): %s",
+		return &configError{Var: "STRIPE_SECRET_KEY", Msg: fmt.Sprintf("the processor at %s refused the key (HTTP %d): %s",
 			base, se.HTTPStatusCode, hideKey(se.Msg, cfg.StripeKey))}
 	case errors.As(err, &se):
 		msg = fmt.Sprintf("the processor at %s answered HTTP %d: %s", base, se.HTTPStatusCode, se.Msg)
@@ -336,7 +339,7 @@ func processorError(cfg config, err error) error {
 	default:
 		msg = fmt.Sprintf("the processor at %s does not answer as a Stripe API does: %v", base, err)
 	}
-	return &configError{"STRIPE_API_BASE", hideKey(msg, cfg.StripeKey)}
+	return &configError{Var: "STRIPE_API_BASE", Msg: hideKey(msg, cfg.StripeKey)}
 }
 
 // redactURL returns raw with the password of its user information replaced, so that an
