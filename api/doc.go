@@ -1,5 +1,7 @@
 // Package api is paygate's HTTP interface (echo v4): the charges API for checkout services,
-// the operator and auditor endpoints, health, readiness and metrics.
+// the operator and auditor endpoints, health and readiness. It records request metrics in
+// the registry it is given; serve publishes them on a listener of their own, never on the
+// API's.
 //
 // Every error leaves through one table in the HTTPErrorHandler as the contract's envelope
 // {"error": {"type", "code", "message", "param"}}, param always present ("" when no single

@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/apikey"
@@ -42,8 +41,9 @@ type Config struct {
 	// processor: no charge is resolved by hand before that (zero:
 	// store.DefaultInFlightMargin).
 	InFlightMargin time.Duration
-	Registry       *prometheus.Registry // metrics registry served on /metrics
-	Gatherer       prometheus.Gatherer  // defaults to Registry
+	// Registry is where the API registers its request metrics. They are not served here:
+	// serve publishes them on a listener of their own (PAYGATE_METRICS_ADDR).
+	Registry *prometheus.Registry
 }
 
 // New returns the gateway's HTTP handler.
@@ -61,11 +61,6 @@ func New(cfg Config) *echo.Echo {
 
 	e.GET("/healthz", healthz)
 	e.GET("/readyz", readyz(cfg.Ready, cfg.Log))
-	gatherer := cfg.Gatherer
-	if gatherer == nil {
-		gatherer = cfg.Registry
-	}
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
 
 	v1 := e.Group("/v1", refuseCardQuery, authenticate(cfg.Auth))
 	h := &chargeHandlers{charges: cfg.Charges, limits: cfg.Limits, log: cfg.Log, review: cfg.Review}

@@ -57,7 +57,7 @@ bin/paygate sim --addr "127.0.0.1:$simport" --account acct_bench >"$work/sim.log
 DATABASE_URL=$BENCH_DB bin/paygate migrate >/dev/null
 KEY=$(DATABASE_URL=$BENCH_DB bin/paygate keys create --merchant bench --role checkout)
 DATABASE_URL=$BENCH_DB PAYGATE_ADDR="127.0.0.1:$gwport" PAYGATE_PROCESSOR=stripe STRIPE_SECRET_KEY=sk_test_bench \
-  STRIPE_API_BASE="http://127.0.0.1:$simport" PAYGATE_DB_MAX_CONNS=$((C + 8)) \
+  STRIPE_API_BASE="http://127.0.0.1:$simport" PAYGATE_DB_MAX_CONNS=$((C + 8)) PAYGATE_METRICS_ADDR=127.0.0.1:0 \
   bin/paygate serve >"$work/gateway.log" 2>&1 & gwpid=$!; pids+=($gwpid)
 for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$gwport") 2>/dev/null && break; sleep 0.1; done
 

@@ -17,8 +17,19 @@ func TestHealthAndAuth(t *testing.T) {
 	if r := g.do(http.MethodGet, "/readyz", "", nil, ""); r.status != 200 {
 		t.Fatalf("readyz: got %d %s, want 200", r.status, r.body)
 	}
-	if r := g.do(http.MethodGet, "/metrics", "", nil, ""); r.status != 200 || !bytes.Contains(r.body, []byte("paygate_http_request_duration_seconds")) {
-		t.Fatalf("metrics: got %d without the request histogram", r.status)
+	// Metrics and the profiler are served apart from the API, which does not answer them.
+	if m := g.metrics(); !strings.Contains(m, "paygate_http_request_duration_seconds") {
+		t.Fatal("metrics: no request histogram")
+	}
+	if resp, err := http.Get(g.metricsBase + "/debug/pprof/"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("profiler on the metrics address: got %v, %v; want 200", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/"} {
+		if r := g.do(http.MethodGet, path, "", nil, ""); r.status != 404 || bytes.Contains(r.body, []byte("paygate_")) {
+			t.Fatalf("%s on the API's address: got %d %s, want 404", path, r.status, r.body)
+		}
 	}
 	checkout := g.key("m_auth", "checkout")
 	auditor := g.key("m_auth", "auditor")

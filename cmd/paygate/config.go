@@ -48,8 +48,9 @@ type config struct {
 	ReconcileReplay bool
 	// VisaReattempts30d is the Visa cap on reattempts of one card in any 30 days.
 	VisaReattempts30d int
-	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there, apart from the API.
-	DebugAddr string
+	// MetricsAddr serves the Prometheus metrics and Go's profiler (net/http/pprof), apart
+	// from the API.
+	MetricsAddr string
 }
 
 // configError names the variable that is wrong; main prints it as one line.
@@ -73,7 +74,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		StripeKey:         getenv("STRIPE_SECRET_KEY"),
 		StripeAPIBase:     getenv("STRIPE_API_BASE"),
 		LogLevel:          orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),
-		DebugAddr:         getenv("PAYGATE_DEBUG_ADDR"),
+		MetricsAddr:       orDefault(getenv("PAYGATE_METRICS_ADDR"), "127.0.0.1:9090"),
 		MaxAmount:         99_999_999,
 		ShutdownTimeout:   15 * time.Second,
 		DBMaxConns:        32,
@@ -95,10 +96,8 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	if err := checkAddr("PAYGATE_ADDR", c.Addr); err != nil {
 		return c, err
 	}
-	if c.DebugAddr != "" {
-		if err := checkAddr("PAYGATE_DEBUG_ADDR", c.DebugAddr); err != nil {
-			return c, err
-		}
+	if err := checkAddr("PAYGATE_METRICS_ADDR", c.MetricsAddr); err != nil {
+		return c, err
 	}
 	switch c.Processor {
 	case "":
@@ -203,13 +202,19 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 	return c, nil
 }
 
-// requireProcessor refuses a configuration that names no processor: serve never falls back
-// to the simulator on its own, or a deployment that forgot the variable would approve every
-// charge against a fake. The error ends serve with exit status 2.
-func requireProcessor(c config) error {
+// checkServe refuses what serve cannot run with. A configuration that names no processor:
+// serve never falls back to the simulator on its own, or a deployment that forgot the
+// variable would approve every charge against a fake (exit status 2); PAYGATE_DEBUG_ADDR,
+// which serve no longer reads: the profiler is served with the metrics, on
+// PAYGATE_METRICS_ADDR, and a setting silently ignored would leave it where it was not
+// expected.
+func checkServe(c config, getenv func(string) string) error {
 	if c.Processor == "" {
 		return &configError{Var: "PAYGATE_PROCESSOR", Msg: `is required: "sim" (the built-in simulator) or "stripe" (STRIPE_SECRET_KEY, STRIPE_API_BASE)`,
 			Exit: exitUsage}
+	}
+	if getenv("PAYGATE_DEBUG_ADDR") != "" {
+		return &configError{Var: "PAYGATE_DEBUG_ADDR", Msg: "is no longer read: the profiler is served with the metrics, on PAYGATE_METRICS_ADDR"}
 	}
 	return nil
 }

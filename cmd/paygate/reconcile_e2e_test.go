@@ -56,7 +56,7 @@ func TestPendingChargesAreReconciled(t *testing.T) {
 	}
 
 	// Reconciliation is observable: pending count and age, review queue, checks by path.
-	m := string(g.do(http.MethodGet, "/metrics", "", nil, "").body)
+	m := g.metrics()
 	for _, want := range []string{"paygate_pending_charges 1", "paygate_pending_oldest_seconds", "paygate_review_queue_size 0",
 		`paygate_reconciliation_checks_total{kind="resolve",path="list"} 1`, "paygate_jobs_dead"} {
 		if !strings.Contains(m, want) {

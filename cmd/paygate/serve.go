@@ -39,14 +39,14 @@ const simSecretKey = "sk_test_paygate_simulator"
 
 // serveHooks lets whole-program tests learn the addresses a server bound.
 type serveHooks struct {
-	listening func(apiAddr, simAddr string)
+	listening func(apiAddr, simAddr, metricsAddr string)
 }
 
 // serveUsage is the command line of serve.
 const serveUsage = "usage: paygate serve, configured through the environment: see README"
 
 // runServe runs the gateway until ctx ends. It binds every listener it needs (PAYGATE_ADDR,
-// PAYGATE_SIM_ADDR with the built-in simulator, PAYGATE_DEBUG_ADDR when set) before it
+// PAYGATE_SIM_ADDR with the built-in simulator, PAYGATE_METRICS_ADDR) before it
 // starts any work, so that an address it cannot use is the only line it prints. A
 // configuration it cannot use is a *configError naming the variable; unexpected arguments a
 // *usageError.
@@ -58,7 +58,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	if err := requireProcessor(cfg); err != nil {
+	if err := checkServe(cfg, getenv); err != nil {
 		return err
 	}
 	lns, err := listen(cfg)
@@ -221,15 +221,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
-	if lns.debug != nil {
-		startDebugServer(ctx, log, lns.debug)
-	}
+	startMetricsServer(ctx, log, lns.metrics, reg)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("paygate serving", zap.String("addr", ln.Addr().String()), zap.String("processor", cfg.Processor),
 		zap.String("processor_account", account), zap.String("sim_addr", simAddr))
 	if hooks != nil && hooks.listening != nil {
-		hooks.listening(ln.Addr().String(), simAddr)
+		hooks.listening(ln.Addr().String(), simAddr, lns.metrics.Addr().String())
 	}
 
 	select {
@@ -261,9 +259,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 
 // listeners are the addresses serve binds before it starts any work.
 type listeners struct {
-	api   net.Listener // PAYGATE_ADDR
-	sim   net.Listener // PAYGATE_SIM_ADDR, with the built-in simulator; nil otherwise
-	debug net.Listener // PAYGATE_DEBUG_ADDR when set; nil otherwise
+	api     net.Listener // PAYGATE_ADDR
+	sim     net.Listener // PAYGATE_SIM_ADDR, with the built-in simulator; nil otherwise
+	metrics net.Listener // PAYGATE_METRICS_ADDR
 }
 
 // listen binds the listeners of cfg. It returns a *configError naming the variable of an
@@ -278,7 +276,7 @@ func listen(cfg config) (*listeners, error) {
 	}{
 		{"PAYGATE_ADDR", cfg.Addr, &l.api, true},
 		{"PAYGATE_SIM_ADDR", cfg.SimAddr, &l.sim, cfg.Processor == "sim"},
-		{"PAYGATE_DEBUG_ADDR", cfg.DebugAddr, &l.debug, cfg.DebugAddr != ""},
+		{"PAYGATE_METRICS_ADDR", cfg.MetricsAddr, &l.metrics, true},
 	} {
 		if !b.want {
 			continue
@@ -304,7 +302,7 @@ func listenReason(err error) error {
 }
 
 func (l *listeners) close() {
-	for _, ln := range []net.Listener{l.api, l.sim, l.debug} {
+	for _, ln := range []net.Listener{l.api, l.sim, l.metrics} {
 		if ln != nil {
 			_ = ln.Close()
 		}
