@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
 	"github.com/paygate/paygate/store"
@@ -234,6 +235,13 @@ func (h *chargeHandlers) get(c echo.Context) error {
 			v.Events = []store.Event{}
 		}
 		v.Reconciliation = rec
+		if p.Role == apikey.RoleCheckout {
+			// A checkout sees its charge's state changes; who in the operations team acted
+			// (their key ids), their notes and the processor evidence are for operators and
+			// auditors.
+			v.Events = stateChanges(v.Events)
+			v.Reconciliation = nil
+		}
 		if ch.ReattemptOf != "" || ch.ReattemptMode == charge.ReattemptAuto || ch.NextReattemptAt != nil {
 			if v.Chain, err = h.review.Chain(c.Request().Context(), p.MerchantID, ch.Chain); err != nil {
 				return err
@@ -241,6 +249,19 @@ func (h *chargeHandlers) get(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// stateChanges returns events as a checkout key sees them: when, what and why, the state
+// before and after, and the kind of actor ("operator", never its key id); no notes and no
+// evidence.
+func stateChanges(events []store.Event) []store.Event {
+	out := make([]store.Event, 0, len(events))
+	for _, e := range events {
+		actor, _, _ := strings.Cut(e.Actor, ":")
+		out = append(out, store.Event{At: e.At, Actor: actor, Action: e.Action, Reason: e.Reason,
+			StatusBefore: e.StatusBefore, StatusAfter: e.StatusAfter})
+	}
+	return out
 }
 
 func (h *chargeHandlers) list(c echo.Context) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,17 @@ func TestOperatorReviewAndManualResolution(t *testing.T) {
 	}
 	if last := events[len(events)-1].(map[string]any); last["action"] != "reopened" {
 		t.Fatalf("last event: got %v, want reopened", last)
+	}
+	// The checkout key sees the same state changes, without the operator's note and key id,
+	// nor the evidence.
+	seen := g.do(http.MethodGet, path, k, nil, "")
+	for _, private := range []string{"customer confirmed", manual["actor"].(string), `"evidence"`, `"reconciliation"`} {
+		if strings.Contains(string(seen.body), private) {
+			t.Fatalf("the checkout's view holds %q: %s", private, seen.body)
+		}
+	}
+	if got := seen.json(t)["events"].([]any); len(got) != len(events) {
+		t.Fatalf("the checkout's view: %d events, want the %d state changes", len(got), len(events))
 	}
 
 	// The trail is append-only in the database itself.
