@@ -51,7 +51,6 @@ func ContainsCardNumber(s string) bool {
 		return sc.end()
 	}
 	it := nfkcIters.Get().(*norm.Iter)
-	defer nfkcIters.Put(it)
 	it.InitString(norm.NFKC, s)
 	for !it.Done() {
 		seg := it.Next()
@@ -62,15 +61,19 @@ func ContainsCardNumber(s string) bool {
 			}
 			seg = seg[size:]
 			if sc.feed(r) {
+				// Not given back: an iterator left in the middle of a character that folds
+				// to several segments still holds its next one, which InitString keeps.
 				return true
 			}
 		}
 	}
+	nfkcIters.Put(it)
 	return sc.end()
 }
 
 // nfkcIters holds the normalising iterators of ContainsCardNumber (each holds its own
-// buffer), so that a check allocates nothing in the steady state.
+// buffer), so that a check allocates nothing in the steady state. Only an iterator that ran
+// to the end of its text is put back.
 var nfkcIters = sync.Pool{New: func() any { return new(norm.Iter) }}
 
 func isASCII(s string) bool {

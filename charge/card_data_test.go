@@ -306,3 +306,23 @@ func luhnDigits(d string) bool {
 	}
 	return sum%10 == 0
 }
+
+// TestContainsCardNumberAfterAnEarlyAnswer: a check that found a card number in the middle
+// of a character that NFKC folds to several segments (⑴ is "(1)", ﵒ three letters) leaves
+// nothing behind for the next check.
+func TestContainsCardNumberAfterAnEarlyAnswer(t *testing.T) {
+	t.Parallel()
+	firsts := []string{"4242424242424242\u2474", "4242424242424242\ufd52x", "4242 4242 4242 4242\u2474\u2475"}
+	nexts := []string{"424242424242424\u00e9", "\u00e9424242424242424", "42424242424242\u0301\u00e9", "\u2474424242424242424", "e\u0301\u0301",
+		"424242424242424\u00e9\u0301", "\u00c5424242424242424"}
+	for _, first := range firsts {
+		for _, next := range nexts {
+			if !ContainsCardNumber(first) {
+				t.Fatalf("ContainsCardNumber(%q) = false, want true", first)
+			}
+			if got, want := ContainsCardNumber(next), containsCardNumberSlowly(next); got != want {
+				t.Fatalf("after %q, ContainsCardNumber(%q) = %v, want %v", first, next, got, want)
+			}
+		}
+	}
+}
