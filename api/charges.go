@@ -115,7 +115,8 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 // keyedRequest reads what every keyed POST carries: the Idempotency-Key, the caller's
 // deadline and the body. A body that looks like it holds a card number is refused before
 // anything else is checked, and never echoed. The key is the caller's opaque token: a
-// digits-only key (a timestamp) is a key, not card data.
+// digits-only key (a timestamp) is a key, not card data; one that holds a card number is
+// shown masked wherever a charge is (charge.MaskedKey), and kept whole.
 func keyedRequest(c echo.Context) (string, time.Duration, []byte, *Error) {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -334,7 +335,7 @@ type chargeJSON struct {
 	Created        int64                 `json:"created"`
 	ProcessorRef   *string               `json:"processor_ref"`
 	Attempts       int                   `json:"attempts"`
-	IdempotencyKey string                `json:"idempotency_key"`
+	IdempotencyKey string                `json:"idempotency_key"` // as charge.MaskedKey shows it
 	PaymentMethod  string                `json:"payment_method"`
 	Customer       *string               `json:"customer"`
 	Initiator      charge.Initiator      `json:"initiator"`
@@ -386,7 +387,7 @@ func chargeView(c *charge.Charge, detail bool) chargeJSON {
 	v := chargeJSON{
 		ID: c.ID, Object: "charge", Amount: c.Amount, Currency: c.Currency, Status: c.Status,
 		Reference: optional(c.Reference), Created: c.CreatedAt.Unix(), ProcessorRef: optional(c.ProcessorRef),
-		Attempts: c.Attempts, IdempotencyKey: c.IdempotencyKey, PaymentMethod: c.PaymentMethod,
+		Attempts: c.Attempts, IdempotencyKey: charge.MaskedKey(c.IdempotencyKey), PaymentMethod: c.PaymentMethod,
 		Customer: optional(c.Customer), Initiator: c.Initiator, Reattempt: string(c.ReattemptMode),
 		ReattemptOf: optional(c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
 		NextReattemptAt:      c.NextReattemptAt,

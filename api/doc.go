@@ -17,7 +17,9 @@
 // and never echoed: in the query string, and anywhere in a body (every key and value of its
 // token stream, and the raw text where it is not one JSON value). The Idempotency-Key is the
 // caller's opaque token and is not checked: a numeric key (a timestamp in nanoseconds, an
-// order number) would pass the Luhn check one time in ten. A
+// order number) would pass the Luhn check one time in ten. A key that holds a card number is
+// shown masked but for its last four digits (charge.MaskedKey) in every charge body, stored
+// answers included, and kept whole to match retries. A
 // body's object that gives a key twice is refused (400 duplicate_parameter), so that no
 // decoder's choice between the two values matters, and so is a string that is not valid
 // UTF-8 (400 invalid_request naming the parameter), which encoding/json would read with

@@ -211,3 +211,32 @@ func luhnWindow(ring *[cardMaxLen]byte, from, to int) bool {
 	}
 	return sum%10 == 0
 }
+
+// MaskedKey returns an inbound Idempotency-Key as paygate shows and logs it. Keys are the
+// caller's opaque tokens and every key is accepted (a timestamp in nanoseconds passes the
+// Luhn check one time in ten), but a key that holds a card number (ContainsCardNumber: a
+// card number used as a key, grouped or not) is shown with every digit but its last four
+// masked, "************4242"; any other key is shown as given. Only its display changes:
+// the key itself is stored whole, so that a retry still matches it.
+func MaskedKey(key string) string {
+	if !ContainsCardNumber(key) {
+		return key
+	}
+	digits := 0
+	for _, r := range key {
+		if _, ok := digitValue(r); ok {
+			digits++
+		}
+	}
+	b := make([]rune, 0, len(key))
+	for _, r := range key {
+		if _, ok := digitValue(r); ok {
+			if digits > 4 {
+				r = '*'
+			}
+			digits--
+		}
+		b = append(b, r)
+	}
+	return string(b)
+}

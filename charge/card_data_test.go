@@ -326,3 +326,45 @@ func TestContainsCardNumberAfterAnEarlyAnswer(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskedKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ key, want string }{
+		{"4242424242424242", "************4242"},
+		{"4242-4242-4242-4242", "****-****-****-4242"},
+		{"1767225600000000009", "***************0009"}, // a nanosecond timestamp that passes Luhn
+		{"1767225600000000001", "1767225600000000001"}, // one that does not
+		{"order-4242424242424242-retry", "order-************4242-retry"},
+		{"order-1042-payment", "order-1042-payment"},
+		{"4242424242424241", "4242424242424241"}, // fails Luhn
+		{"", ""},
+	} {
+		if got := MaskedKey(tc.key); got != tc.want {
+			t.Errorf("MaskedKey(%q) = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+}
+
+// FuzzMaskedKey: a key shown masked never holds a card number, keeps its length and its
+// characters other than digits, and a key without a card number is shown as given.
+func FuzzMaskedKey(f *testing.F) {
+	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "k-4242424242424242", "1767225600000000009", "abc", "",
+		"4242,4242,4242,4242", "\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		got := MaskedKey(key)
+		if !ContainsCardNumber(key) {
+			if got != key {
+				t.Fatalf("MaskedKey(%q) = %q, want it as given", key, got)
+			}
+			return
+		}
+		if ContainsCardNumber(got) {
+			t.Fatalf("MaskedKey(%q) = %q, which still holds a card number", key, got)
+		}
+		if utf8.ValidString(key) && utf8.RuneCountInString(got) != utf8.RuneCountInString(key) {
+			t.Fatalf("MaskedKey(%q) = %q: not as long", key, got)
+		}
+	})
+}
