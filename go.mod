@@ -12,6 +12,7 @@ require (
 	github.com/riverqueue/river/rivertype v0.51.2
 	github.com/stripe/stripe-go/v76 v76.25.0
 	go.uber.org/zap v1.28.0
+	golang.org/x/text v0.44.0
 	golang.org/x/time v0.16.0
 )
 
@@ -43,6 +44,5 @@ require (
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

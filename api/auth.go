@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/paygate/paygate/apikey"
+	"github.com/paygate/paygate/store"
 )
 
 // Authenticator finds the principal of a key hash; it returns an error wrapping
@@ -41,6 +42,10 @@ func authenticate(a Authenticator) echo.MiddlewareFunc {
 				return errUnauthorized
 			}
 			if err != nil {
+				// The key could not be checked: a database that cannot be reached says so.
+				if store.Unavailable(err) {
+					return errDatabaseUnavailable
+				}
 				return errUnavailable
 			}
 			c.Set(ctxPrincipal, p)

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
+	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
 	"github.com/paygate/paygate/store"
@@ -114,7 +115,8 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 // keyedRequest reads what every keyed POST carries: the Idempotency-Key, the caller's
 // deadline and the body. A body that looks like it holds a card number is refused before
 // anything else is checked, and never echoed. The key is the caller's opaque token: a
-// digits-only key (a timestamp) is a key, not card data.
+// digits-only key (a timestamp) is a key, not card data; one that holds a card number is
+// shown masked wherever a charge is (charge.MaskedKey), and kept whole.
 func keyedRequest(c echo.Context) (string, time.Duration, []byte, *Error) {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -234,6 +236,13 @@ func (h *chargeHandlers) get(c echo.Context) error {
 			v.Events = []store.Event{}
 		}
 		v.Reconciliation = rec
+		if p.Role == apikey.RoleCheckout {
+			// A checkout sees its charge's state changes; who in the operations team acted
+			// (their key ids), their notes and the processor evidence are for operators and
+			// auditors.
+			v.Events = stateChanges(v.Events)
+			v.Reconciliation = nil
+		}
 		if ch.ReattemptOf != "" || ch.ReattemptMode == charge.ReattemptAuto || ch.NextReattemptAt != nil {
 			if v.Chain, err = h.review.Chain(c.Request().Context(), p.MerchantID, ch.Chain); err != nil {
 				return err
@@ -241,6 +250,19 @@ func (h *chargeHandlers) get(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// stateChanges returns events as a checkout key sees them: when, what and why, the state
+// before and after, and the kind of actor ("operator", never its key id); no notes and no
+// evidence.
+func stateChanges(events []store.Event) []store.Event {
+	out := make([]store.Event, 0, len(events))
+	for _, e := range events {
+		actor, _, _ := strings.Cut(e.Actor, ":")
+		out = append(out, store.Event{At: e.At, Actor: actor, Action: e.Action, Reason: e.Reason,
+			StatusBefore: e.StatusBefore, StatusAfter: e.StatusAfter})
+	}
+	return out
 }
 
 func (h *chargeHandlers) list(c echo.Context) error {
@@ -313,7 +335,7 @@ type chargeJSON struct {
 	Created        int64                 `json:"created"`
 	ProcessorRef   *string               `json:"processor_ref"`
 	Attempts       int                   `json:"attempts"`
-	IdempotencyKey string                `json:"idempotency_key"`
+	IdempotencyKey string                `json:"idempotency_key"` // as charge.MaskedKey shows it
 	PaymentMethod  string                `json:"payment_method"`
 	Customer       *string               `json:"customer"`
 	Initiator      charge.Initiator      `json:"initiator"`
@@ -365,7 +387,7 @@ func chargeView(c *charge.Charge, detail bool) chargeJSON {
 	v := chargeJSON{
 		ID: c.ID, Object: "charge", Amount: c.Amount, Currency: c.Currency, Status: c.Status,
 		Reference: optional(c.Reference), Created: c.CreatedAt.Unix(), ProcessorRef: optional(c.ProcessorRef),
-		Attempts: c.Attempts, IdempotencyKey: c.IdempotencyKey, PaymentMethod: c.PaymentMethod,
+		Attempts: c.Attempts, IdempotencyKey: charge.MaskedKey(c.IdempotencyKey), PaymentMethod: c.PaymentMethod,
 		Customer: optional(c.Customer), Initiator: c.Initiator, Reattempt: string(c.ReattemptMode),
 		ReattemptOf: optional(c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
 		NextReattemptAt:      c.NextReattemptAt,

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/charge"
 )
@@ -64,9 +66,14 @@ func decodeChargeRequest(body []byte, lim charge.Limits) (charge.Request, *Error
 // codeDuplicateParameter is the error code of a body that gives one parameter twice.
 const codeDuplicateParameter = "duplicate_parameter"
 
-// decodeStrict decodes exactly one JSON object into v, refusing unknown fields and
-// parameters given twice. A body holding a card number anywhere is refused first, so that no
-// later error (an unknown or duplicate parameter's name, say) can echo one.
+// codeInvalidRequest is the error code of a body holding a string that is not valid UTF-8.
+const codeInvalidRequest = "invalid_request"
+
+// decodeStrict decodes exactly one JSON object into v, refusing unknown fields, parameters
+// given twice and strings that are not valid UTF-8 (which encoding/json would silently
+// replace with U+FFFD, so that distinct values would collide). A body holding a card number
+// anywhere is refused first, so that no later error (an unknown or duplicate parameter's
+// name, say) can echo one.
 func decodeStrict(body []byte, v any) *Error {
 	scan := scanBody(body)
 	if scan.card {
@@ -78,6 +85,15 @@ func decodeStrict(body []byte, v any) *Error {
 	}
 	if trimmed[0] != '{' && json.Valid(trimmed) {
 		return invalid(charge.CodeParameterInvalid, "", "the request body must be a JSON object")
+	}
+	if scan.notUTF8 {
+		// Checked before duplicates: encoding/json reads every invalid byte as U+FFFD, so two
+		// keys that differ only there would read as one.
+		msg := "a string of the request body is not valid UTF-8"
+		if scan.notUTF8Param != "" {
+			msg = fmt.Sprintf("parameter %s is not valid UTF-8", strconvQuote(scan.notUTF8Param))
+		}
+		return invalid(codeInvalidRequest, scan.notUTF8Param, msg)
 	}
 	if scan.duplicate {
 		return invalid(codeDuplicateParameter, scan.duplicateParam,
@@ -127,6 +143,12 @@ type bodyScan struct {
 	// duplicateParam names the first such key in Stripe's form (metadata[key]).
 	duplicate      bool
 	duplicateParam string
+	// notUTF8: the body is one JSON value in which a key or string is not valid UTF-8 (raw
+	// invalid bytes, or an escaped surrogate that is not half of a pair); notUTF8Param names
+	// the first such value as duplicateParam does, or the object holding such a key ("" at
+	// the top level).
+	notUTF8      bool
+	notUTF8Param string
 }
 
 // scanFrame is an object or array open at a point of the token stream.
@@ -167,6 +189,7 @@ func scanBody(body []byte) bodyScan {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	for {
+		from := dec.InputOffset()
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
@@ -189,7 +212,16 @@ func scanBody(body []byte) bodyScan {
 			if charge.ContainsCardNumber(t) {
 				s.card = true
 			}
-			if top != nil && top.object && top.wantKey {
+			isKey := top != nil && top.object && top.wantKey
+			if !s.notUTF8 && !validUTF8Literal(body[from:dec.InputOffset()]) {
+				s.notUTF8 = true
+				if isKey {
+					s.notUTF8Param = paramPath(stack[:len(stack)-1])
+				} else {
+					s.notUTF8Param = paramPath(stack)
+				}
+			}
+			if isKey {
 				top.key, top.wantKey = t, false
 				if !s.duplicate && seenKey(top, t, len(stack) == 1) {
 					s.duplicate, s.duplicateParam = true, paramPath(stack)
@@ -223,13 +255,67 @@ func scanBody(body []byte) bodyScan {
 			}
 		}
 	}
-	if s.duplicate && (rawChecked || values != 1) {
-		s.duplicate, s.duplicateParam = false, "" // not one JSON value: the decoder says so
+	if rawChecked || values != 1 {
+		// Not one JSON value: the decoder says so.
+		s.duplicate, s.duplicateParam = false, ""
+		s.notUTF8, s.notUTF8Param = false, ""
 	}
 	if s.duplicate && charge.ContainsCardNumber(s.duplicateParam) {
 		s.card = true // never echoed, even when only the path of keys looks like one
 	}
 	return s
+}
+
+// validUTF8Literal reports whether the JSON string literal at the end of text (text holds
+// what the decoder read for one token: the whitespace, comma or colon before it, then the
+// literal, quotes included) is valid UTF-8 once decoded: no invalid byte, and every escaped
+// UTF-16 surrogate half of a pair.
+func validUTF8Literal(text []byte) bool {
+	lit := text[bytes.IndexByte(text, '"'):]
+	if !utf8.Valid(lit) {
+		return false
+	}
+	for i := 0; i < len(lit); i++ {
+		if lit[i] != '\\' {
+			continue
+		}
+		i++
+		if lit[i] != 'u' {
+			continue
+		}
+		r := hex4(lit[i+1 : i+5])
+		i += 4
+		switch {
+		case utf16.IsSurrogate(r) && r < 0xdc00: // a high surrogate: a low one must follow
+			if i+6 >= len(lit) || lit[i+1] != '\\' || lit[i+2] != 'u' {
+				return false
+			}
+			if lo := hex4(lit[i+3 : i+7]); lo < 0xdc00 || lo > 0xdfff {
+				return false
+			}
+			i += 6
+		case utf16.IsSurrogate(r): // a low surrogate alone
+			return false
+		}
+	}
+	return true
+}
+
+// hex4 returns the value of four hexadecimal digits (the decoder has checked them).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case c >= 'a':
+			r |= rune(c-'a') + 10
+		case c >= 'A':
+			r |= rune(c-'A') + 10
+		default:
+			r |= rune(c - '0')
+		}
+	}
+	return r
 }
 
 // seenKey records key in object f and reports whether f already had it; fold compares keys

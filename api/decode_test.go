@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/charge"
 )
@@ -46,6 +47,14 @@ func TestDecodeChargeRequest(t *testing.T) {
 		{"card with Unicode separators", "{\"amount\":1,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\",\"metadata\":{\"a\":\"4242\u30004242\u20134242\u20144242\"}}", "card_data_not_accepted"},
 		{"card with zero width spaces", "{\"amount\":1,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\",\"metadata\":{\"a\":\"4242\u200b4242\u200b4242\u200b4242\"}}", "card_data_not_accepted"},
 		{"card with escaped zero width spaces", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"4242\u200b4242\u200b4242\u200b4242"}`, "card_data_not_accepted"},
+		{"card in fullwidth digits", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"４２４２４２４２４２４２４２４２"}`, "card_data_not_accepted"},
+		{"card in escaped fullwidth digits", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","reference":"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12"}`, "card_data_not_accepted"},
+		{"card in Arabic-Indic digits", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"n":"٤٢٤٢٤٢٤٢٤٢٤٢٤٢٤٢"}}`, "card_data_not_accepted"},
+		{"card in Devanagari digits as a key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"४२४२ ४२४२ ४२४२ ४२४२":"x"}}`, "card_data_not_accepted"},
+		{"card grouped by commas", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"note":"4242,4242,4242,4242"}}`, "card_data_not_accepted"},
+		{"card grouped by plus signs", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"note":"4242+4242+4242+4242"}}`, "card_data_not_accepted"},
+		{"card grouped by colons", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"note":"4242:4242:4242:4242"}}`, "card_data_not_accepted"},
+		{"card in fullwidth digits in invalid JSON", `{"amount":1,,"reference":"４２４２４２４２４２４２４２４２"`, "card_data_not_accepted"},
 		{"NUL in metadata key", `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a\u0000":"x"}}`, "parameter_invalid"},
 	} {
 		_, err := decodeChargeRequest([]byte(tc.body), lim)
@@ -55,6 +64,48 @@ func TestDecodeChargeRequest(t *testing.T) {
 		case tc.wantCode != "" && (err == nil || err.Code != tc.wantCode):
 			t.Errorf("%s: got %v, want %s", tc.name, err, tc.wantCode)
 		}
+	}
+}
+
+// TestDecodeNotUTF8: a string that is not valid UTF-8 (raw invalid bytes, or an escaped
+// surrogate without its other half) is refused with 400 invalid_request naming the
+// parameter, never read with U+FFFD in place of what it holds: "caf\xe9" and "caf\xe8"
+// would be one reference.
+func TestDecodeNotUTF8(t *testing.T) {
+	t.Parallel()
+	const head = `{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer",`
+	for _, tc := range []struct {
+		name, body string
+		wantParam  string // "-": accepted
+	}{
+		{"Latin-1 byte in the reference", head + "\"reference\":\"caf\xe9-T\"}", "reference"},
+		{"another one", head + "\"reference\":\"caf\xe8-T\"}", "reference"},
+		{"truncated sequence in a metadata value", head + "\"metadata\":{\"note\":\"x\xe2\x82\"}}", "metadata[note]"},
+		{"invalid metadata key", head + "\"metadata\":{\"n\xff\":\"x\"}}", "metadata"},
+		{"invalid top-level key", head + "\"\xc0\xaf\":\"x\"}", ""},
+		{"encoded surrogate", head + "\"reference\":\"\xed\xa0\x80\"}", "reference"},
+		{"escaped lone high surrogate", head + `"reference":"caf\ud800-T"}`, "reference"},
+		{"escaped high surrogate at the end", head + `"reference":"caf\ud800"}`, "reference"},
+		{"escaped high surrogate before another high one", head + `"reference":"\ud800\ud800"}`, "reference"},
+		{"escaped lone low surrogate", head + `"metadata":{"a":"\udc00"}}`, "metadata[a]"},
+		{"escaped surrogate pair", head + `"reference":"\ud83d\ude00"}`, "-"},
+		{"escaped backslash before u", head + `"reference":"\\ud800"}`, "-"},
+		{"valid UTF-8", head + `"reference":"café-T ４２ 日本"}`, "-"},
+		{"escaped replacement character", head + `"reference":"caf\ufffd"}`, "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := decodeChargeRequest([]byte(tc.body), lim)
+			switch {
+			case tc.wantParam == "-" && err != nil:
+				t.Fatalf("got %v, want the request accepted", err)
+			case tc.wantParam == "-":
+			case err == nil || err.Status != 400 || err.Code != "invalid_request" || err.Param != tc.wantParam:
+				t.Fatalf("got %+v, want 400 invalid_request with param %q", err, tc.wantParam)
+			case !utf8.ValidString(err.Message):
+				t.Fatalf("the message %q is not valid UTF-8", err.Message)
+			}
+		})
 	}
 }
 
@@ -82,6 +133,8 @@ func FuzzDuplicateKey(f *testing.F) {
 		case err == nil:
 			t.Fatalf("accepted %s", body)
 		case err.Code == charge.CodeCardData:
+		case err.Code == codeInvalidRequest && (!utf8.ValidString(body) || strings.Contains(body, `\u`)):
+			// A value that is not UTF-8 is refused first.
 		case err.Code != codeDuplicateParameter:
 			t.Fatalf("%s: got %v, want %s", body, err, codeDuplicateParameter)
 		case charge.ContainsCardNumber(err.Param + err.Message):
@@ -145,6 +198,10 @@ func FuzzDecodeChargeRequest(f *testing.F) {
 		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"1","a":"2"}}`,
 		`{"amount":1,"currency":"usd",,"metadata":{"a":"4242/4242/4242/4242"}}`, `{"a":1} 4242 4242 4242 4242`,
 		"{\"metadata\":{\"n\":\"4242\u00a04242\u20134242\u30004242\"}}",
+		`{"reference":"４２４２４２４２４２４２４２４２"}`, `{"metadata":{"n":"٤٢٤٢٬٤٢٤٢٬٤٢٤٢٬٤٢٤٢"}}`, `{"metadata":{"n":"४२४२ ४२४२ ४२४२ ४२४२"}}`,
+		`{"reference":"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12"}`,
+		"{\"reference\":\"caf\xe9-T\"}", `{"reference":"caf\ud800-T"}`, "{\"metadata\":{\"n\xff\":\"x\"}}",
+		`{"metadata":{"note":"4242,4242,4242,4242"}}`, `{"metadata":{"note":"4242+4242:4242;4242"}}`, `{"a":1} ４２４２，４２４２，４２４２，４２４２`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -155,9 +212,15 @@ func FuzzDecodeChargeRequest(f *testing.F) {
 			t.Fatalf("card number in a body that is not JSON: got %v, want %s", err, charge.CodeCardData)
 		}
 		if dup, _ := duplicateKeySlowly(body); dup && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-			if err == nil || (err.Code != codeDuplicateParameter && err.Code != charge.CodeCardData) {
+			// A string that is not UTF-8 (raw, or an escaped lone surrogate) is refused first.
+			notUTF8 := err != nil && err.Code == codeInvalidRequest && (!utf8.Valid(body) || bytes.Contains(body, []byte(`\u`)))
+			if err == nil || (err.Code != codeDuplicateParameter && err.Code != charge.CodeCardData && !notUTF8) {
 				t.Fatalf("object with a duplicate key: got %v, want %s", err, codeDuplicateParameter)
 			}
+		}
+		// A string that is not UTF-8 is never read as another one.
+		if json.Valid(body) && !utf8.Valid(body) && err == nil {
+			t.Fatalf("accepted a body that is not UTF-8: %q", body)
 		}
 		if err != nil {
 			if err.Status < 400 || err.Status > 499 || err.Code == "" || err.Message == "" {

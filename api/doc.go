@@ -1,5 +1,7 @@
 // Package api is paygate's HTTP interface (echo v4): the charges API for checkout services,
-// the operator and auditor endpoints, health, readiness and metrics.
+// the operator and auditor endpoints, health and readiness. It records request metrics in
+// the registry it is given; serve publishes them on a listener of their own, never on the
+// API's.
 //
 // Every error leaves through one table in the HTTPErrorHandler as the contract's envelope
 // {"error": {"type", "code", "message", "param"}}, param always present ("" when no single
@@ -15,7 +17,11 @@
 // and never echoed: in the query string, and anywhere in a body (every key and value of its
 // token stream, and the raw text where it is not one JSON value). The Idempotency-Key is the
 // caller's opaque token and is not checked: a numeric key (a timestamp in nanoseconds, an
-// order number) would pass the Luhn check one time in ten. A
+// order number) would pass the Luhn check one time in ten. A key that holds a card number is
+// shown masked but for its last four digits (charge.MaskedKey) in every charge body, stored
+// answers included, and kept whole to match retries. A
 // body's object that gives a key twice is refused (400 duplicate_parameter), so that no
-// decoder's choice between the two values matters.
+// decoder's choice between the two values matters, and so is a string that is not valid
+// UTF-8 (400 invalid_request naming the parameter), which encoding/json would read with
+// U+FFFD in place of the invalid bytes.
 package api

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/store"
 )
 
 // Error types of the envelope, as Stripe names them.
@@ -59,7 +60,12 @@ var (
 	errCardData = &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: charge.CodeCardData,
 		Message: "card data is not accepted: send a processor payment method id (pm_...)"}
 	errUnavailable = &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "service_unavailable",
-		Message: "the service is shutting down or its database is unreachable; retry with the same Idempotency-Key"}
+		Message: "the service cannot answer now; retry with the same Idempotency-Key"}
+	// errDatabaseUnavailable answers any request that met a database it could not reach (a
+	// restart, a refused connection): what its transactions had not committed is not written,
+	// and a retry with the same Idempotency-Key resumes what was.
+	errDatabaseUnavailable = &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "database_unavailable",
+		Message: "the database cannot be reached now; retry after Retry-After with the same Idempotency-Key"}
 )
 
 // errorHandler returns echo's HTTPErrorHandler: every error leaves as the envelope.
@@ -92,6 +98,9 @@ func toAPIError(err error) *Error {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
 		return apiErr
+	}
+	if store.Unavailable(err) {
+		return errDatabaseUnavailable
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

@@ -41,6 +41,9 @@ type reviewHandlers struct {
 	review  Review
 	recon   Reconciler
 	caps    decline.Caps // the network caps a manual decline's verdict is decided under
+	// inFlightMargin is how long after its timeout an attempt may still execute at the
+	// processor (zero: store.DefaultInFlightMargin).
+	inFlightMargin time.Duration
 }
 
 type reviewJSON struct {
@@ -111,6 +114,9 @@ func (h *reviewHandlers) reconcileNow(c echo.Context) error {
 		return err
 	}
 	chk, err := h.recon.Check(c.Request().Context(), id)
+	if store.Unavailable(err) {
+		return err // the database's outage, not the processor's
+	}
 	if err != nil {
 		return &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "processor_unavailable",
 			Message: "the processor could not be queried now; try again"}
@@ -169,14 +175,24 @@ func (h *reviewHandlers) resolve(c echo.Context) error {
 	}
 	ch, err := h.review.ManualResolve(c.Request().Context(), store.ManualResolution{
 		MerchantID: p.MerchantID, ChargeID: id, Outcome: outcome, Note: note,
-		Actor: "operator:" + p.KeyID, Within: resolveWindow, Caps: h.caps,
+		Actor: "operator:" + p.KeyID, Within: resolveWindow, Caps: h.caps, InFlightMargin: h.inFlightMargin,
 	})
+	var inFlight *store.AttemptInFlightError
 	switch {
 	case errors.Is(err, charge.ErrNotFound):
 		return errNotFound
+	case errors.As(err, &inFlight):
+		// Whatever a check finds now, the attempt may still take effect: a charge resolved
+		// failed now could be charged again by the checkout and then succeed.
+		until := inFlight.Until.UTC()
+		c.Response().Header().Set("Retry-After", retryAfterSeconds(time.Until(until)))
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "attempt_in_flight",
+			Message: "an attempt of this charge may still be executing at the processor until " + until.Format(time.RFC3339) +
+				": reconcile after that time, then resolve",
+			Extra: map[string]any{"in_flight_until": until}}
 	case errors.Is(err, store.ErrReconcileFirst):
 		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "reconcile_first",
-			Message: "resolve only after a reconciliation in the last 10 minutes found nothing conclusive: POST /v1/charges/{id}/reconcile first"}
+			Message: "resolve only after a reconciliation in the last 10 minutes, made once no attempt could still be executing, found nothing conclusive: POST /v1/charges/{id}/reconcile first"}
 	case errors.Is(err, store.ErrNotResolvable):
 		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_resolvable",
 			Message: "only a pending charge, or one in review, can be resolved by hand"}

@@ -2,11 +2,11 @@ package api
 
 import (
 	"context"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/apikey"
@@ -36,9 +36,14 @@ type Config struct {
 	Limits  charge.Limits
 	// Caps are the network caps a manual decline's verdict on the card is decided under
 	// (zero fields: the defaults).
-	Caps     decline.Caps
-	Registry *prometheus.Registry // metrics registry served on /metrics
-	Gatherer prometheus.Gatherer  // defaults to Registry
+	Caps decline.Caps
+	// InFlightMargin is how long after its timeout an attempt may still execute at the
+	// processor: no charge is resolved by hand before that (zero:
+	// store.DefaultInFlightMargin).
+	InFlightMargin time.Duration
+	// Registry is where the API registers its request metrics. They are not served here:
+	// serve publishes them on a listener of their own (PAYGATE_METRICS_ADDR).
+	Registry *prometheus.Registry
 }
 
 // New returns the gateway's HTTP handler.
@@ -56,11 +61,6 @@ func New(cfg Config) *echo.Echo {
 
 	e.GET("/healthz", healthz)
 	e.GET("/readyz", readyz(cfg.Ready, cfg.Log))
-	gatherer := cfg.Gatherer
-	if gatherer == nil {
-		gatherer = cfg.Registry
-	}
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
 
 	v1 := e.Group("/v1", refuseCardQuery, authenticate(cfg.Auth))
 	h := &chargeHandlers{charges: cfg.Charges, limits: cfg.Limits, log: cfg.Log, review: cfg.Review}
@@ -78,7 +78,7 @@ func New(cfg Config) *echo.Echo {
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)
 	v1.POST("/jobs/:id/replay", jh.replay, operator)
-	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon, caps: cfg.Caps}
+	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon, caps: cfg.Caps, inFlightMargin: cfg.InFlightMargin}
 	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)

@@ -62,11 +62,14 @@ func (f *fakeCharges) Reattempt(context.Context, charge.ReattemptParams) (charge
 	return f.resp, f.err
 }
 
-// fakeReview is an empty review queue whose charges always need a reconciliation first.
+// fakeReview is an empty review queue whose charges always need a reconciliation first, and
+// whose charges have the audit trail events and the reconciliation rec.
 type fakeReview struct {
 	mu          sync.Mutex
 	limits      []int
 	resolutions []store.ManualResolution
+	events      []store.Event
+	rec         *store.Reconciliation
 }
 
 func (f *fakeReview) ReviewQueue(_ context.Context, _ string, limit int) ([]store.ReviewItem, error) {
@@ -77,7 +80,7 @@ func (f *fakeReview) ReviewQueue(_ context.Context, _ string, limit int) ([]stor
 }
 
 func (f *fakeReview) ChargeTrail(context.Context, string, string) ([]store.Event, *store.Reconciliation, error) {
-	return nil, nil, nil
+	return f.events, f.rec, nil
 }
 
 func (f *fakeReview) ManualResolve(_ context.Context, m store.ManualResolution) (*charge.Charge, error) {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestContainsCardNumber(t *testing.T) {
@@ -82,8 +84,41 @@ func TestContainsCardNumber(t *testing.T) {
 		{"4242\u200b4242\u200b4242\u200b4242\u200b4242", false}, // one group of 20 digits
 		{"4242\u200b4242\u200b4242\u200b4242 1228", true},       // the group, then a separated one
 		{"4242\u200b4242\u200bx4242\u200b4242", false},          // a letter still ends the run
-		{"4242,4242,4242,4242", false},                          // commas join no groups
 		{"4242\u200b/4242/4242/4242", false},
+		// Other scripts' digits, read after NFKC normalisation: fullwidth digits (as Japanese
+		// input methods type them), Arabic-Indic, Devanagari, mathematical and circled ones.
+		{"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12", true},
+		{"\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662", true},
+		{"\u06f4\u06f2\u06f4\u06f2\u06f4\u06f2\u06f4\u06f2 \u06f4\u06f2\u06f4\u06f2\u06f4\u06f2\u06f4\u06f2", true}, // Persian
+		{"\u096a\u0968\u096a\u0968-\u096a\u0968\u096a\u0968-\u096a\u0968\u096a\u0968-\u096a\u0968\u096a\u0968", true},
+		{"\U0001d7d2\U0001d7d0\U0001d7d2\U0001d7d0424242424242", true},                                              // mathematical bold digits
+		{"\u2463\u2461\u2463\u2461\u2463\u2461\u2463\u2461\u2463\u2461\u2463\u2461\u2463\u2461\u2463\u2461", true},  // circled
+		{"4242\uff14\uff12\uff14\uff12\u0664\u0662\u0664\u0662\u096a\u0968\u096a\u0968", true},                      // mixed scripts
+		{"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff11", false}, // fails Luhn
+		{"\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662\u0664\u0662", false},                         // 12 digits
+		{"\u0e54\u0e52\u0e54\u0e52\u0e54\u0e52\u0e54\u0e52\u0e54\u0e52\u0e54\u0e52\u0e54\u0e52\u0e54\u0e52", true},  // Thai
+		// The punctuation people put between groups of digits, in ASCII and other scripts.
+		{"4242,4242,4242,4242", true},
+		{"4242+4242+4242+4242", true},
+		{"4242:4242:4242:4242", true},
+		{"4242;4242;4242;4242", true},
+		{"4242'4242'4242'4242", true},
+		{"4242, 4242, 4242, 4242", true},
+		{"4242\u00b74242\u00b74242\u00b74242", true}, // middle dot
+		{"4242\u20194242\u20194242\u20194242", true}, // right single quotation mark
+		{"4242\u30014242\u30024242\u30014242", true}, // ideographic comma and full stop
+		{"4242\uff0c4242\uff1a4242\uff0b4242", true}, // fullwidth comma, colon, plus
+		{"4242\ufe504242\ufe524242\uff0e4242", true}, // small comma and full stop, fullwidth full stop
+		{"\u0664\u0662\u0664\u0662\u066c\u0664\u0662\u0664\u0662\u066c\u0664\u0662\u0664\u0662\u066c\u0664\u0662\u0664\u0662", true}, // Arabic thousands separator
+		{"4242\u060c4242\u066b4242\u060c4242", true}, // Arabic comma, decimal separator
+		{"\uff14\uff12\uff14\uff12\u3000\uff14\uff12\uff14\uff12\u3000\uff14\uff12\uff14\uff12\u3000\uff14\uff12\uff14\uff12", true}, // as typed in Japanese
+		{"4242,4242,4242,4241", false},                // fails Luhn
+		{"1,000,000", false},                          // 7 digits
+		{"4242#4242#4242#4242", false},                // '#' is not a separator
+		{"4242*4242*4242*4242", false},                // nor '*'
+		{"4242\uff0f4242\uff0f4242\uff0f4242", false}, // a fullwidth slash is a slash
+		{"2026-11-30T12:00:00Z", false},               // the T ends the run
+		{"12:00:00, 12:00:00", false},                 // 12 digits
 	} {
 		if got := ContainsCardNumber(tc.in); got != tc.want {
 			t.Errorf("ContainsCardNumber(%q) = %v, want %v", tc.in, got, tc.want)
@@ -93,7 +128,8 @@ func TestContainsCardNumber(t *testing.T) {
 
 // TestContainsCardNumberAllocs: the check allocates nothing, whatever the separators.
 func TestContainsCardNumberAllocs(t *testing.T) {
-	for _, s := range []string{"4242 4242 4242 4241", "4242\u20144242\u00a04242\u30004241 ref_2026/11", "x\xff4242", "4242\u200b4242\u00ad4242\ufeff4241"} {
+	for _, s := range []string{"4242 4242 4242 4241", "4242\u20144242\u00a04242\u30004241 ref_2026/11", "x\xff4242", "4242\u200b4242\u00ad4242\ufeff4241",
+		"\uff14\uff12\uff14\uff12\u0664\u0662\u0664\u0662\u096a\u0968\u096a\u0968\uff0c4241"} {
 		if n := testing.AllocsPerRun(100, func() { ContainsCardNumber(s) }); n != 0 {
 			t.Errorf("ContainsCardNumber(%q): got %v allocations, want 0", s, n)
 		}
@@ -103,15 +139,21 @@ func TestContainsCardNumberAllocs(t *testing.T) {
 func FuzzContainsCardNumber(f *testing.F) {
 	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "4242  -  4242.4242.4242", "1234", "", "pm_card_visa", "12 4242 4242 4242 4242 1228", strings.Repeat("9", 40),
 		"4242.4242-4242\u00a04242", "4242\u20134242\u30004242\u202f4242", "4242\xe2\x80\x934242", "4242\xe2\x804242\u20134242\u20134242",
-		"4242\u200b4242\u200b4242\u200b4242", "\u00ad4242\u2060 4242\ufeff4242-4242\u200d", "4242\xe2\x80\x8b4242\xe2\x804242"} {
+		"4242\u200b4242\u200b4242\u200b4242", "\u00ad4242\u2060 4242\ufeff4242-4242\u200d", "4242\xe2\x80\x8b4242\xe2\x804242",
+		// Other scripts' digits and the punctuation that groups digits.
+		"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12",
+		"\u0664\u0662\u0664\u0662\u066c\u0664\u0662\u0664\u0662\u066c\u0664\u0662\u0664\u0662\u066c\u0664\u0662\u0664\u0662",
+		"\u096a\u0968\u096a\u0968 \u096a\u0968\u096a\u0968 \u096a\u0968\u096a\u0968 \u096a\u0968\u096a\u0968",
+		"4242,4242,4242,4242", "4242+4242+4242+4242", "4242:4242:4242:4242", "4242;4242'4242\u00b74242", "4242\u30014242\u30024242\uff0c4242",
+		"\U0001d7d2\U0001d7d0\u2463\u2461 4242\uff0b4242\ufe524242", "\uff14\xef\xbc4242\u0664\u0662\xd9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got := ContainsCardNumber(s)
-		// A string without 13 digits can never hold a card number.
+		// A string without 13 digits, in any script, can never hold a card number.
 		digits := 0
-		for i := 0; i < len(s); i++ {
-			if s[i] >= '0' && s[i] <= '9' {
+		for _, r := range norm.NFKC.String(s) {
+			if unicode.Is(unicode.Nd, r) {
 				digits++
 			}
 		}
@@ -130,10 +172,28 @@ func FuzzContainsCardNumber(f *testing.F) {
 		if spaced := interleave(s, "\u200b"); ContainsCardNumber(spaced) != got {
 			t.Fatalf("ContainsCardNumber(%q) = %v, but %v with a zero width space after every character", s, got, !got)
 		}
+		// The same digits in another script read the same: fullwidth (NFKC folds them),
+		// Arabic-Indic and Devanagari (category Nd).
+		for _, zero := range []rune{'\uff10', '\u0660', '\u0966'} {
+			if other := redigit(s, zero); ContainsCardNumber(other) != got {
+				t.Fatalf("ContainsCardNumber(%q) = %v, but %v with its digits from U+%04X", s, got, !got, zero)
+			}
+		}
 		if want := containsCardNumberSlowly(s); got != want {
 			t.Fatalf("ContainsCardNumber(%q) = %v, the plain reading says %v", s, got, want)
 		}
 	})
+}
+
+// redigit returns s with each ASCII digit replaced by the digit of the same value in the
+// script whose zero is zero.
+func redigit(s string, zero rune) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return zero + r - '0'
+		}
+		return r
+	}, s)
 }
 
 // interleave returns s with sep after each of its characters (each byte of an invalid
@@ -150,13 +210,13 @@ func interleave(s, sep string) string {
 }
 
 // containsCardNumberSlowly is ContainsCardNumber's plain reading, for the fuzzer to compare
-// against: drop the invisible format characters, split the rest into runs of digit groups,
-// then try every span of whole groups.
+// against: normalise to NFKC, drop the invisible format characters, split the rest into runs
+// of digit groups, then try every span of whole groups.
 func containsCardNumberSlowly(s string) bool {
 	isSep := func(r rune) bool {
-		return r == '.' || unicode.IsSpace(r) || unicode.In(r, unicode.Pd)
+		return strings.ContainsRune(".,:;+'\u00b7\u2019\u3001\u3002\u060c\u066b\u066c", r) || unicode.IsSpace(r) || unicode.In(r, unicode.Pd)
 	}
-	var groups []string // the current run's groups
+	var groups []string // the current run's groups, as ASCII digits
 	check := func() bool {
 		for i := range groups {
 			digits := ""
@@ -171,13 +231,13 @@ func containsCardNumberSlowly(s string) bool {
 		return false
 	}
 	group := ""
-	for _, r := range s {
+	for _, r := range norm.NFKC.String(s) {
 		if unicode.In(r, unicode.Cf) {
 			continue // invisible: as if absent
 		}
 		switch {
-		case r >= '0' && r <= '9':
-			group += string(r)
+		case unicode.Is(unicode.Nd, r):
+			group += string(rune('0' + plainDigitValue(r)))
 		case isSep(r) && (group != "" || len(groups) > 0):
 			if group != "" {
 				groups, group = append(groups, group), ""
@@ -197,6 +257,42 @@ func containsCardNumberSlowly(s string) bool {
 	return check()
 }
 
+// plainDigitValue is the value of decimal digit r: its place in its run of consecutive
+// decimal digits, counted in tens from the run's start.
+func plainDigitValue(r rune) int {
+	start := r
+	for unicode.Is(unicode.Nd, start-1) {
+		start--
+	}
+	return int(r-start) % 10
+}
+
+// TestDigitValues: every Unicode decimal digit has the value of its place in a run of ten,
+// and those NFKC folds to an ASCII digit have that digit's value.
+func TestDigitValues(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if !unicode.Is(unicode.Nd, r) {
+			if _, ok := digitValue(r); ok {
+				t.Fatalf("digitValue(U+%04X) is a digit, but U+%04X is not in category Nd", r, r)
+			}
+			continue
+		}
+		n++
+		v, ok := digitValue(r)
+		if !ok || int(v) != plainDigitValue(r) {
+			t.Fatalf("digitValue(U+%04X) = %d, %v; want %d", r, v, ok, plainDigitValue(r))
+		}
+		if f := norm.NFKC.String(string(r)); len(f) == 1 && f[0] >= '0' && f[0] <= '9' && f[0]-'0' != v {
+			t.Fatalf("digitValue(U+%04X) = %d, but NFKC folds it to %q", r, v, f)
+		}
+	}
+	if n%10 != 0 || n < 600 {
+		t.Fatalf("%d decimal digits: want runs of ten, and every script's", n)
+	}
+}
+
 func luhnDigits(d string) bool {
 	sum, double := 0, false
 	for i := len(d) - 1; i >= 0; i-- {
@@ -209,4 +305,66 @@ func luhnDigits(d string) bool {
 		sum, double = sum+v, !double
 	}
 	return sum%10 == 0
+}
+
+// TestContainsCardNumberAfterAnEarlyAnswer: a check that found a card number in the middle
+// of a character that NFKC folds to several segments (⑴ is "(1)", ﵒ three letters) leaves
+// nothing behind for the next check.
+func TestContainsCardNumberAfterAnEarlyAnswer(t *testing.T) {
+	t.Parallel()
+	firsts := []string{"4242424242424242\u2474", "4242424242424242\ufd52x", "4242 4242 4242 4242\u2474\u2475"}
+	nexts := []string{"424242424242424\u00e9", "\u00e9424242424242424", "42424242424242\u0301\u00e9", "\u2474424242424242424", "e\u0301\u0301",
+		"424242424242424\u00e9\u0301", "\u00c5424242424242424"}
+	for _, first := range firsts {
+		for _, next := range nexts {
+			if !ContainsCardNumber(first) {
+				t.Fatalf("ContainsCardNumber(%q) = false, want true", first)
+			}
+			if got, want := ContainsCardNumber(next), containsCardNumberSlowly(next); got != want {
+				t.Fatalf("after %q, ContainsCardNumber(%q) = %v, want %v", first, next, got, want)
+			}
+		}
+	}
+}
+
+func TestMaskedKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ key, want string }{
+		{"4242424242424242", "************4242"},
+		{"4242-4242-4242-4242", "****-****-****-4242"},
+		{"1767225600000000009", "***************0009"}, // a nanosecond timestamp that passes Luhn
+		{"1767225600000000001", "1767225600000000001"}, // one that does not
+		{"order-4242424242424242-retry", "order-************4242-retry"},
+		{"order-1042-payment", "order-1042-payment"},
+		{"4242424242424241", "4242424242424241"}, // fails Luhn
+		{"", ""},
+	} {
+		if got := MaskedKey(tc.key); got != tc.want {
+			t.Errorf("MaskedKey(%q) = %q, want %q", tc.key, got, tc.want)
+		}
+	}
+}
+
+// FuzzMaskedKey: a key shown masked never holds a card number, keeps its length and its
+// characters other than digits, and a key without a card number is shown as given.
+func FuzzMaskedKey(f *testing.F) {
+	for _, s := range []string{"4242424242424242", "4242 4242 4242 4242", "k-4242424242424242", "1767225600000000009", "abc", "",
+		"4242,4242,4242,4242", "\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		got := MaskedKey(key)
+		if !ContainsCardNumber(key) {
+			if got != key {
+				t.Fatalf("MaskedKey(%q) = %q, want it as given", key, got)
+			}
+			return
+		}
+		if ContainsCardNumber(got) {
+			t.Fatalf("MaskedKey(%q) = %q, which still holds a card number", key, got)
+		}
+		if utf8.ValidString(key) && utf8.RuneCountInString(got) != utf8.RuneCountInString(key) {
+			t.Fatalf("MaskedKey(%q) = %q: not as long", key, got)
+		}
+	})
 }

@@ -37,7 +37,9 @@ if (exec 3<>"/dev/tcp/$host/${addr##*:}") 2>/dev/null; then
   echo "paygate: PAYGATE_ADDR: cannot listen on $addr: address already in use" >&2
   exit 1
 fi
-bin/paygate serve &
+# serve requires the processor to be named: the development gateway charges against its
+# built-in simulator unless the developer names another.
+PAYGATE_PROCESSOR=${PAYGATE_PROCESSOR:-sim} bin/paygate serve &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; wait $pid; '"$stop_db" EXIT INT TERM
 for _ in $(seq 1 600); do

@@ -139,12 +139,79 @@ func (db *DB) ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]E
 }
 
 // ErrReconcileFirst is returned by ManualResolve when no reconciliation check in the
-// recent window found nothing conclusive: the processor must be asked first.
+// recent window found nothing conclusive, or the last one ran while an attempt could still
+// execute: the processor must be asked (again) first.
 var ErrReconcileFirst = errors.New("store: a recent reconciliation must have found nothing conclusive")
 
 // ErrNotResolvable is returned by ManualResolve for a charge that has an outcome and is not
 // in review.
 var ErrNotResolvable = errors.New("store: the charge is neither pending nor in review")
+
+// ErrAttemptInFlight is returned (as an *AttemptInFlightError) by ManualResolve while an
+// attempt of the charge may still be executing at the processor: whatever a check finds
+// then, the attempt may still take effect.
+var ErrAttemptInFlight = errors.New("store: an attempt of the charge may still be executing")
+
+// AttemptInFlightError is an ErrAttemptInFlight that says until when an attempt may execute.
+type AttemptInFlightError struct {
+	Until time.Time
+}
+
+func (e *AttemptInFlightError) Error() string {
+	return "store: an attempt of the charge may still be executing until " + e.Until.UTC().Format(time.RFC3339Nano)
+}
+
+// Is makes errors.Is(err, ErrAttemptInFlight) hold.
+func (e *AttemptInFlightError) Is(target error) bool { return target == ErrAttemptInFlight }
+
+// DefaultInFlightMargin is how long after an attempt's own timeout the processor may still
+// be executing it, by default: a client that gave up has not stopped the processor.
+const DefaultInFlightMargin = 30 * time.Second
+
+// checkRunsAtMost bounds a reconciliation check's run (the janitor's check job times out
+// after it): a replay of the charge's request is sent, and waited for, within it.
+const checkRunsAtMost = 2 * time.Minute
+
+// inFlight is what says whether an attempt of a charge may still be executing.
+type inFlight struct {
+	// attemptsEnd is the latest of the recorded attempts' starts plus their timeouts.
+	attemptsEnd *time.Time
+	// open: the charge's request may still run (the charge is processing, or its key's lock
+	// has not run out); lockedUntil is when its key's lock expires.
+	open        bool
+	lockedUntil *time.Time
+	// replayAt is the start of the last check whose replay of the request got no answer.
+	replayAt *time.Time
+}
+
+// until returns when every attempt has stopped executing at the latest, given margin (see
+// DefaultInFlightMargin) and the database clock now; zero when no attempt was made: each
+// recorded attempt may execute until its start plus its timeout plus margin; a request still
+// open may send one until its key's lock expires (a request whose process died is resumed
+// later by the completer: until now at least); an unanswered replay may execute until its
+// check's bound plus margin.
+func (f inFlight) until(margin time.Duration, now time.Time) time.Time {
+	var until time.Time
+	later := func(t time.Time) {
+		if t.After(until) {
+			until = t
+		}
+	}
+	if f.attemptsEnd != nil {
+		later(f.attemptsEnd.Add(margin))
+	}
+	if f.open {
+		end := now
+		if f.lockedUntil != nil && f.lockedUntil.After(end) {
+			end = *f.lockedUntil
+		}
+		later(end.Add(margin))
+	}
+	if f.replayAt != nil {
+		later(f.replayAt.Add(checkRunsAtMost + margin))
+	}
+	return until
+}
 
 // ManualResolution is an operator's resolution of a charge.
 type ManualResolution struct {
@@ -154,6 +221,9 @@ type ManualResolution struct {
 	Note       string
 	Actor      string        // who: "operator:" and the key id
 	Within     time.Duration // how recent the inconclusive reconciliation must be
+	// InFlightMargin is how long after an attempt's timeout it may still execute at the
+	// processor (DefaultInFlightMargin when zero).
+	InFlightMargin time.Duration
 	// Caps are the card networks' reattempt caps the decline block's verdict is decided
 	// under (zero fields: the defaults).
 	Caps decline.Caps
@@ -190,7 +260,16 @@ func manualDecline(ctx context.Context, tx pgx.Tx, m ManualResolution, now time.
 // evidence. The charge keeps its reconciliation schedule: processor evidence that
 // contradicts the resolution later reopens it at the top of the review queue, which ends the
 // resolution (the charge is pending again and can be resolved again).
+//
+// It returns an *AttemptInFlightError while an attempt of the charge may still be executing
+// at the processor (see inFlight.until), ErrNotResolvable for a charge with an outcome that
+// is not in review, and ErrReconcileFirst unless the charge's last check found nothing
+// conclusive, within m.Within, and started after every attempt had stopped executing.
 func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Charge, error) {
+	margin := m.InFlightMargin
+	if margin <= 0 {
+		margin = DefaultInFlightMargin
+	}
 	var out *charge.Charge
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		var (
@@ -200,24 +279,41 @@ func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Ch
 			lastCheck    *time.Time
 			evidence     []byte
 			now          time.Time
+			flight       inFlight
 		)
 		err := tx.QueryRow(ctx, `
 			SELECT c.status, COALESCE(r.in_review, false), r.last_inconclusive_at, r.last_check_at, clock_timestamp(),
-				(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1)
+				(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1),
+				(SELECT max(a.started_at + a.timeout_ms * interval '1 millisecond') FROM charge_attempts a WHERE a.charge_id = c.id),
+				(SELECT k.locked_until FROM idempotency_keys k WHERE k.merchant_id = c.merchant_id AND k.key = c.idempotency_key
+				    AND k.charge_id = c.id),
+				(SELECT max(k.at) FROM reconciliation_checks k
+				  WHERE k.charge_id = c.id AND k.body->'evidence' ? 'replay'
+				    AND COALESCE((k.body->'evidence'->'replay'->>'http_status')::int, 0) = 0
+				    AND k.body->'evidence'->'replay'->>'class' IS DISTINCT FROM 'not_sent')
 			  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
 			 WHERE c.id = $1 AND c.merchant_id = $2
 			 FOR UPDATE OF c`, m.ChargeID, m.MerchantID,
-		).Scan(&status, &inReview, &inconclusive, &lastCheck, &now, &evidence)
+		).Scan(&status, &inReview, &inconclusive, &lastCheck, &now, &evidence, &flight.attemptsEnd, &flight.lockedUntil,
+			&flight.replayAt)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return charge.ErrNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("store: lock charge: %w", err)
 		}
+		flight.open = status == string(charge.StatusProcessing) || (flight.lockedUntil != nil && flight.lockedUntil.After(now))
+		until := flight.until(margin, now)
+		if now.Before(until) {
+			return &AttemptInFlightError{Until: until}
+		}
 		if status != string(charge.StatusPending) && !inReview {
 			return ErrNotResolvable
 		}
-		if inconclusive == nil || lastCheck == nil || !inconclusive.Equal(*lastCheck) || now.Sub(*inconclusive) > m.Within {
+		// The check must have looked after every attempt stopped executing: one that found
+		// nothing while an attempt was still running proves nothing.
+		if inconclusive == nil || lastCheck == nil || !inconclusive.Equal(*lastCheck) || now.Sub(*inconclusive) > m.Within ||
+			inconclusive.Before(until) {
 			return ErrReconcileFirst
 		}
 		var failCode *string

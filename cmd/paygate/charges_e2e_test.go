@@ -17,8 +17,19 @@ func TestHealthAndAuth(t *testing.T) {
 	if r := g.do(http.MethodGet, "/readyz", "", nil, ""); r.status != 200 {
 		t.Fatalf("readyz: got %d %s, want 200", r.status, r.body)
 	}
-	if r := g.do(http.MethodGet, "/metrics", "", nil, ""); r.status != 200 || !bytes.Contains(r.body, []byte("paygate_http_request_duration_seconds")) {
-		t.Fatalf("metrics: got %d without the request histogram", r.status)
+	// Metrics and the profiler are served apart from the API, which does not answer them.
+	if m := g.metrics(); !strings.Contains(m, "paygate_http_request_duration_seconds") {
+		t.Fatal("metrics: no request histogram")
+	}
+	if resp, err := http.Get(g.metricsBase + "/debug/pprof/"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("profiler on the metrics address: got %v, %v; want 200", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/"} {
+		if r := g.do(http.MethodGet, path, "", nil, ""); r.status != 404 || bytes.Contains(r.body, []byte("paygate_")) {
+			t.Fatalf("%s on the API's address: got %d %s, want 404", path, r.status, r.body)
+		}
 	}
 	checkout := g.key("m_auth", "checkout")
 	auditor := g.key("m_auth", "auditor")
@@ -225,5 +236,45 @@ func TestListPagination(t *testing.T) {
 	}
 	if r := g.do(http.MethodGet, "/v1/charges?limit=1000", k, nil, ""); r.status != 400 {
 		t.Fatalf("bad limit: got %d", r.status)
+	}
+}
+
+// TestCardNumberAsIdempotencyKey: every key is accepted, a card number used as one too, but
+// such a key is shown masked (its last four digits) wherever the charge is — the answer, its
+// replay, the charge and the list, to checkout and operator keys — and never logged, while
+// the key itself is kept whole: a retry with it replays the charge.
+func TestCardNumberAsIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k, op := g.key("m_cardkey", "checkout"), g.key("m_cardkey", "operator")
+	const cardKey, masked = "4242424242424242", "************4242"
+	first := g.charge(k, cardKey, visa)
+	if first.status != 200 || first.json(t)["idempotency_key"] != masked {
+		t.Fatalf("charge under a card-number key: got %d %s, want 200 with the key shown %q", first.status, first.body, masked)
+	}
+	again := g.charge(k, cardKey, visa)
+	if again.status != 200 || again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(first.body) {
+		t.Fatalf("retry under the same key: got %d %s, want the first answer replayed", again.status, again.body)
+	}
+	id := first.json(t)["id"].(string)
+	for _, view := range []reply{
+		g.do(http.MethodGet, "/v1/charges/"+id, k, nil, ""),
+		g.do(http.MethodGet, "/v1/charges", k, nil, ""),
+		g.do(http.MethodGet, "/v1/charges/"+id, op, nil, ""),
+	} {
+		if view.status != 200 || strings.Contains(string(view.body), cardKey) || !strings.Contains(string(view.body), masked) {
+			t.Fatalf("a view of the charge: got %d %s, want the key masked", view.status, view.body)
+		}
+	}
+	// A timestamp in nanoseconds that passes the Luhn check is masked too; one that does not
+	// is shown as given.
+	for key, shown := range map[string]string{"1767225600000000009": "***************0009", "1767225600000000001": "1767225600000000001"} {
+		r := g.charge(k, key, visa)
+		if r.status != 200 || r.json(t)["idempotency_key"] != shown {
+			t.Fatalf("charge under key %s: got %d %s, want the key shown %q", key, r.status, r.body, shown)
+		}
+	}
+	if logs := g.logs.String(); strings.Contains(logs, cardKey) || strings.Contains(logs, "1767225600000000009") {
+		t.Fatalf("the log holds a card-number key:\n%s", logs)
 	}
 }

@@ -119,7 +119,7 @@ const notHere = "192.0.2.1:8080"
 // TestServeConfigurationErrors: `paygate serve` with an address it cannot bind, or a
 // processor it cannot use, exits non-zero with one line naming the variable at fault and
 // nothing else: every listener is bound before any background work starts (the job queue
-// used to log three lines first, and a debug address in use only logged an error while the
+// used to log three lines first, and a profiler address in use only logged an error while the
 // server kept running), and the processor check names STRIPE_API_BASE or STRIPE_SECRET_KEY.
 func TestServeConfigurationErrors(t *testing.T) {
 	t.Parallel()
@@ -133,7 +133,7 @@ func TestServeConfigurationErrors(t *testing.T) {
 	t.Cleanup(notStripe.Close)
 	const wrongKey = "sk_test_wrongkey1234"
 
-	sameAddr := func(addr string) []string { return []string{"PAYGATE_ADDR=" + addr, "PAYGATE_DEBUG_ADDR=" + addr} }
+	sameAddr := func(addr string) []string { return []string{"PAYGATE_ADDR=" + addr, "PAYGATE_METRICS_ADDR=" + addr} }
 	// The processor cases log at the default level: at debug, stripe-go's lines about the
 	// request come before the error, as asked. Nothing logs before a bind fails, even at
 	// debug.
@@ -149,9 +149,10 @@ func TestServeConfigurationErrors(t *testing.T) {
 		{"API address in use", []string{"PAYGATE_ADDR=" + busyAddr(t)}, []string{"PAYGATE_ADDR", "address already in use"}, nil},
 		{"API address not on this machine", []string{"PAYGATE_ADDR=" + notHere}, []string{"PAYGATE_ADDR", notHere}, nil},
 		{"simulator address in use", []string{"PAYGATE_SIM_ADDR=" + busyAddr(t)}, []string{"PAYGATE_SIM_ADDR", "address already in use"}, nil},
-		{"debug address in use", []string{"PAYGATE_DEBUG_ADDR=" + busyAddr(t)}, []string{"PAYGATE_DEBUG_ADDR", "address already in use"}, nil},
-		{"debug address not on this machine", []string{"PAYGATE_DEBUG_ADDR=" + notHere}, []string{"PAYGATE_DEBUG_ADDR"}, nil},
-		{"debug address is the API's", sameAddr(deadAddr(t)), []string{"PAYGATE_DEBUG_ADDR", "address already in use"}, nil},
+		{"metrics address in use", []string{"PAYGATE_METRICS_ADDR=" + busyAddr(t)}, []string{"PAYGATE_METRICS_ADDR", "address already in use"}, nil},
+		{"metrics address not on this machine", []string{"PAYGATE_METRICS_ADDR=" + notHere}, []string{"PAYGATE_METRICS_ADDR"}, nil},
+		{"metrics address is the API's", sameAddr(deadAddr(t)), []string{"PAYGATE_METRICS_ADDR", "address already in use"}, nil},
+		{"profiler address no longer read", []string{"PAYGATE_DEBUG_ADDR=127.0.0.1:0"}, []string{"PAYGATE_DEBUG_ADDR", "PAYGATE_METRICS_ADDR"}, nil},
 		{"processor unreachable", stripe("sk_test_anykey", "http://"+deadAddr(t)),
 			[]string{"STRIPE_API_BASE", "connection refused"}, []string{"STRIPE_SECRET_KEY", "sk_test_anykey"}},
 		{"processor unreachable, password in its address", stripe("sk_test_anykey", "http://ops:pw_secret@"+deadAddr(t)),
@@ -163,8 +164,8 @@ func TestServeConfigurationErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := append([]string{"DATABASE_URL=" + dbURL, "PAYGATE_ADDR=127.0.0.1:0", "PAYGATE_SIM_ADDR=127.0.0.1:0",
-				"PAYGATE_LOG_LEVEL=debug"}, tc.env...)
+			env := append([]string{"DATABASE_URL=" + dbURL, "PAYGATE_PROCESSOR=sim", "PAYGATE_ADDR=127.0.0.1:0",
+				"PAYGATE_SIM_ADDR=127.0.0.1:0", "PAYGATE_METRICS_ADDR=127.0.0.1:0", "PAYGATE_LOG_LEVEL=debug"}, tc.env...)
 			got := runBinary(t, bin, 30*time.Second, env, "serve")
 			wantOneLine(t, got, 1, tc.names, tc.avoid)
 		})

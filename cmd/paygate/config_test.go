@@ -83,3 +83,24 @@ func TestRunUsage(t *testing.T) {
 		t.Fatalf("serve without DATABASE_URL: exit %d, stderr %q", got, errOut.String())
 	}
 }
+
+// TestServeRequiresProcessor: serve never charges against the simulator unless told to: with
+// PAYGATE_PROCESSOR unset it exits 2 with one line naming the variable, before it binds or
+// connects to anything, while the commands that talk to no processor need no such setting.
+func TestServeRequiresProcessor(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:1/db", "PAYGATE_ADDR": "127.0.0.1:0"}
+	var out, errOut bytes.Buffer
+	got := Run(context.Background(), []string{"serve"}, &out, &errOut, func(k string) string { return env[k] })
+	if msg := strings.TrimSpace(errOut.String()); got != 2 || strings.Contains(msg, "\n") ||
+		!strings.HasPrefix(msg, "paygate: PAYGATE_PROCESSOR: is required") {
+		t.Fatalf("serve without PAYGATE_PROCESSOR: exit %d, stderr %q; want exit 2 and one line naming PAYGATE_PROCESSOR", got, msg)
+	}
+	for _, processor := range []string{"", "sim", "stripe"} {
+		env := map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:1/db", "PAYGATE_PROCESSOR": processor, "STRIPE_SECRET_KEY": "sk_test_x"}
+		c, err := loadConfig(func(k string) string { return env[k] }, true)
+		if err != nil || c.Processor != processor {
+			t.Fatalf("loadConfig with PAYGATE_PROCESSOR=%q: got %q, %v; want it as set, for the commands that need none", processor, c.Processor, err)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func TestDeadLetterReplay(t *testing.T) {
 	if j["kind"] != "auto_reattempt" || j["attempts"].(float64) != 1 {
 		t.Fatalf("dead letter: got %v, want the auto_reattempt job after one attempt", j)
 	}
-	if m := string(g.do(http.MethodGet, "/metrics", "", nil, "").body); !containsLine(m, "paygate_jobs_dead 1") {
+	if m := g.metrics(); !containsLine(m, "paygate_jobs_dead 1") {
 		t.Fatalf("the dead-letter gauge does not count it")
 	}
 	id := strconv.FormatInt(int64(j["id"].(float64)), 10)

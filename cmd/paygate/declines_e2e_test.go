@@ -150,7 +150,7 @@ func TestMastercardLastSlotInFlight(t *testing.T) {
 // time as the card's history records it, not from the resolution.
 func TestManualDeclineNotBefore(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t)
+	g := startGateway(t, "PAYGATE_IN_FLIGHT_MARGIN", "1ms")
 	k, op := g.key("m_manual_nb", "checkout"), g.key("m_manual_nb", "operator")
 	g.script(`[{"blackhole": true}]`)
 	r := g.charge(k, "manual-nb", `{"amount":1000,"currency":"usd","payment_method":"pm_sim_approve_visa_card4713","initiator":"customer"}`,

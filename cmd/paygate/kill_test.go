@@ -115,6 +115,7 @@ func newKillRig(t *testing.T) *killRig {
 	r.env = []string{
 		"DATABASE_URL=" + dbURL,
 		"PAYGATE_PROCESSOR=stripe",
+		"PAYGATE_METRICS_ADDR=127.0.0.1:0",
 		"STRIPE_SECRET_KEY=sk_test_kill",
 		"STRIPE_API_BASE=" + r.simBase,
 		"PAYGATE_COMPLETER_IDLE=500ms",

@@ -18,11 +18,12 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 
 // gateway is a running `paygate serve` with its own database and built-in simulator.
 type gateway struct {
-	t       *testing.T
-	base    string // http://host:port of the API
-	simBase string // http://host:port of the simulator
-	env     map[string]string
-	logs    *syncBuffer
+	t           *testing.T
+	base        string // http://host:port of the API
+	simBase     string // http://host:port of the simulator
+	metricsBase string // http://host:port of the metrics and the profiler
+	env         map[string]string
+	logs        *syncBuffer
 }
 
 type syncBuffer struct {
@@ -42,17 +43,23 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startGateway boots the real serve command on loopback ports with a database of its own.
+// startGateway boots the real serve command on loopback ports with a database of its own
+// (or the one extraEnv names in DATABASE_URL), with the built-in simulator unless extraEnv
+// sets PAYGATE_PROCESSOR.
 func startGateway(t *testing.T, extraEnv ...string) *gateway {
 	t.Helper()
 	env := map[string]string{
-		"DATABASE_URL":      dbtest.NewDatabase(t),
-		"PAYGATE_ADDR":      "127.0.0.1:0",
-		"PAYGATE_SIM_ADDR":  "127.0.0.1:0",
-		"PAYGATE_LOG_LEVEL": "debug",
+		"PAYGATE_PROCESSOR":    "sim",
+		"PAYGATE_ADDR":         "127.0.0.1:0",
+		"PAYGATE_SIM_ADDR":     "127.0.0.1:0",
+		"PAYGATE_METRICS_ADDR": "127.0.0.1:0",
+		"PAYGATE_LOG_LEVEL":    "debug",
 	}
 	for i := 0; i+1 < len(extraEnv); i += 2 {
 		env[extraEnv[i]] = extraEnv[i+1]
+	}
+	if env["DATABASE_URL"] == "" {
+		env["DATABASE_URL"] = dbtest.NewDatabase(t)
 	}
 	g := &gateway{t: t, env: env, logs: &syncBuffer{}}
 	getenv := func(k string) string { return env[k] }
@@ -64,8 +71,8 @@ func startGateway(t *testing.T, extraEnv ...string) *gateway {
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, nil, g.logs, getenv, &serveHooks{listening: func(api, sim string) {
-			g.base, g.simBase = "http://"+api, "http://"+sim
+		done <- runServe(ctx, nil, g.logs, getenv, &serveHooks{listening: func(api, sim, metrics string) {
+			g.base, g.simBase, g.metricsBase = "http://"+api, "http://"+sim, "http://"+metrics
 			close(ready)
 		}})
 	}()
@@ -142,6 +149,21 @@ func (g *gateway) do(method, path, key string, headers map[string]string, body s
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// metrics returns what the metrics listener serves on /metrics.
+func (g *gateway) metrics() string {
+	g.t.Helper()
+	resp, err := http.Get(g.metricsBase + "/metrics")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		g.t.Fatalf("metrics: got %d, %v", resp.StatusCode, err)
+	}
+	return string(b)
 }
 
 // charge posts a charge with an idempotency key.

@@ -56,7 +56,7 @@ func TestPendingChargesAreReconciled(t *testing.T) {
 	}
 
 	// Reconciliation is observable: pending count and age, review queue, checks by path.
-	m := string(g.do(http.MethodGet, "/metrics", "", nil, "").body)
+	m := g.metrics()
 	for _, want := range []string{"paygate_pending_charges 1", "paygate_pending_oldest_seconds", "paygate_review_queue_size 0",
 		`paygate_reconciliation_checks_total{kind="resolve",path="list"} 1`, "paygate_jobs_dead"} {
 		if !strings.Contains(m, want) {
@@ -72,7 +72,7 @@ func TestReconciliationReplay(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1s,2s,1h", "PAYGATE_RECONCILE_SWEEP", "1s",
 		"PAYGATE_RECONCILE_REPLAY", "on")
-	k := g.key("m_replay", "checkout")
+	k, aud := g.key("m_replay", "checkout"), g.key("m_replay", "auditor")
 	g.script(`[{"blackhole":true}]`) // the one attempt the caller's deadline leaves room for
 	r := g.charge(k, "rp1", visa, "Request-Timeout-Ms", "1200")
 	if r.status != 202 {
@@ -81,7 +81,7 @@ func TestReconciliationReplay(t *testing.T) {
 	id := r.json(t)["id"].(string)
 	deadline := time.Now().Add(25 * time.Second)
 	for {
-		c := g.do(http.MethodGet, "/v1/charges/"+id, k, nil, "").json(t)
+		c := g.do(http.MethodGet, "/v1/charges/"+id, aud, nil, "").json(t) // the checks are for auditors and operators
 		if c["status"] == "succeeded" {
 			checks := c["reconciliation"].(map[string]any)["checks"].([]any)
 			last := checks[len(checks)-1].(map[string]any)["decision"].(map[string]any)

@@ -22,7 +22,9 @@ func (g *gateway) faults(body string) {
 
 // pendingResolvedFailed makes a charge whose outcome is unknown (the processor takes effect 2 s
 // after the caller's deadline), resolves it failed by hand after an inconclusive check, and
-// returns its path once the processor has charged it.
+// returns its path once the processor has charged it. The gateway must take an attempt to
+// execute for no longer than its timeout (PAYGATE_IN_FLIGHT_MARGIN), or the resolution waits
+// for the effect.
 func (g *gateway) pendingResolvedFailed(checkout, op string) string {
 	g.t.Helper()
 	g.script(`[{"delay_ms":2000}]`)
@@ -73,7 +75,7 @@ func TestReopenedChargeResolvesAgain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h")
+			g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h", "PAYGATE_IN_FLIGHT_MARGIN", "1ms")
 			k := g.key("m_ops", "checkout")
 			op := g.key("m_ops", "operator")
 			path := g.pendingResolvedFailed(k, op)
@@ -119,7 +121,7 @@ func TestReopenedChargeResolvesAgain(t *testing.T) {
 // of the review queue; it never replaces the operator's outcome silently.
 func TestCheckInFlightKeepsManualResolution(t *testing.T) {
 	t.Parallel()
-	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h")
+	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h", "PAYGATE_IN_FLIGHT_MARGIN", "1ms")
 	k := g.key("m_ops", "checkout")
 	op := g.key("m_ops", "operator")
 	g.script(`[{"delay_ms":2000}]`)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 
 func TestOperatorReviewAndManualResolution(t *testing.T) {
 	t.Parallel()
-	// Checks run only when asked (the first scheduled one is an hour away).
-	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h")
+	// Checks run only when asked (the first scheduled one is an hour away). The processor's
+	// effect comes 2 s after the send: later than the attempt may execute, as the gateway is
+	// told here, so that the operator may resolve before it lands.
+	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h", "PAYGATE_IN_FLIGHT_MARGIN", "1ms")
 	k := g.key("m_ops", "checkout")
 	op := g.key("m_ops", "operator")
 	aud := g.key("m_ops", "auditor")
@@ -97,6 +100,17 @@ func TestOperatorReviewAndManualResolution(t *testing.T) {
 	if last := events[len(events)-1].(map[string]any); last["action"] != "reopened" {
 		t.Fatalf("last event: got %v, want reopened", last)
 	}
+	// The checkout key sees the same state changes, without the operator's note and key id,
+	// nor the evidence.
+	seen := g.do(http.MethodGet, path, k, nil, "")
+	for _, private := range []string{"customer confirmed", manual["actor"].(string), `"evidence"`, `"reconciliation"`} {
+		if strings.Contains(string(seen.body), private) {
+			t.Fatalf("the checkout's view holds %q: %s", private, seen.body)
+		}
+	}
+	if got := seen.json(t)["events"].([]any); len(got) != len(events) {
+		t.Fatalf("the checkout's view: %d events, want the %d state changes", len(got), len(events))
+	}
 
 	// The trail is append-only in the database itself.
 	conn, err := pgx.Connect(context.Background(), g.env["DATABASE_URL"])
@@ -109,5 +123,54 @@ func TestOperatorReviewAndManualResolution(t *testing.T) {
 	}
 	if _, err := conn.Exec(context.Background(), `DELETE FROM charge_events`); err == nil {
 		t.Fatal("DELETE from the audit trail succeeded")
+	}
+}
+
+// TestResolveRefusedWhileAttemptInFlight: the processor holds a charge's first attempt
+// longer than the caller waits; the charge is pending, and a check right away finds nothing.
+// Resolving it then would let the checkout charge the order again while the first attempt
+// may still succeed: the resolution is refused with 409 attempt_in_flight, which says until
+// when (the attempt's start, plus its timeout, plus the margin), and the charge stays
+// pending.
+func TestResolveRefusedWhileAttemptInFlight(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h")
+	k, op := g.key("m_inflight", "checkout"), g.key("m_inflight", "operator")
+	g.script(`[{"delay_ms":25000}]`)
+	r := g.charge(k, "inflight1", visa, "Request-Timeout-Ms", "700")
+	if r.status != 202 {
+		t.Fatalf("timeout after send: got %d %s, want 202 pending", r.status, r.body)
+	}
+	path := "/v1/charges/" + r.json(t)["id"].(string)
+	if c := g.do(http.MethodPost, path+"/reconcile", op, nil, ""); c.status != 200 || c.json(t)["charge"].(map[string]any)["status"] != "pending" {
+		t.Fatalf("reconcile now: got %d %s, want the charge still pending", c.status, c.body)
+	}
+	got := g.do(http.MethodPost, path+"/resolve", op, nil, `{"outcome":"failed","note":"nothing at the processor"}`)
+	e, _ := got.json(t)["error"].(map[string]any)
+	if got.status != 409 || e["code"] != "attempt_in_flight" || got.header.Get("Retry-After") == "" {
+		t.Fatalf("resolve while the attempt may execute: got %d %v %s, want 409 attempt_in_flight with Retry-After",
+			got.status, got.header, got.body)
+	}
+	until, err := time.Parse(time.RFC3339Nano, e["in_flight_until"].(string))
+	if err != nil {
+		t.Fatalf("in_flight_until: %v", err)
+	}
+	// The last attempt to end, plus the default margin of 30 s.
+	var end time.Time
+	for _, a := range g.do(http.MethodGet, path, op, nil, "").json(t)["attempts_detail"].([]any) {
+		at := a.(map[string]any)
+		started, err := time.Parse(time.RFC3339Nano, at["started_at"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := started.Add(time.Duration(at["timeout_ms"].(float64)) * time.Millisecond); e.After(end) {
+			end = e
+		}
+	}
+	if want := end.Add(30 * time.Second); !until.Equal(want) {
+		t.Fatalf("in_flight_until %v, want the last attempt's end plus 30 s, %v", until, want)
+	}
+	if c := g.do(http.MethodGet, path, k, nil, "").json(t); c["status"] != "pending" {
+		t.Fatalf("after the refused resolution: got %v, want the charge still pending", c["status"])
 	}
 }

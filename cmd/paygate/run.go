@@ -69,9 +69,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0
 	}
 	fmt.Fprintln(stderr, redactPassword(oneLine(databaseError(err)), getenv("DATABASE_URL")))
-	var ue *usageError
-	if errors.As(err, &ue) {
+	var (
+		ue *usageError
+		ce *configError
+	)
+	switch {
+	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &ce) && ce.Exit != 0:
+		return ce.Exit
 	}
 	return 1
 }

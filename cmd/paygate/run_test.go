@@ -28,7 +28,8 @@ func TestRunDatabaseErrors(t *testing.T) {
 		} {
 			t.Run(tc.name+"/"+args[0], func(t *testing.T) {
 				t.Parallel()
-				env := map[string]string{"DATABASE_URL": tc.url, "PAYGATE_ADDR": "127.0.0.1:0", "PAYGATE_SIM_ADDR": "127.0.0.1:0"}
+				env := map[string]string{"DATABASE_URL": tc.url, "PAYGATE_PROCESSOR": "sim", "PAYGATE_ADDR": "127.0.0.1:0",
+					"PAYGATE_SIM_ADDR": "127.0.0.1:0"}
 				var out, errOut bytes.Buffer
 				code := Run(context.Background(), args, &out, &errOut, func(k string) string { return env[k] })
 				msg := errOut.String()

@@ -39,14 +39,14 @@ const simSecretKey = "sk_test_paygate_simulator"
 
 // serveHooks lets whole-program tests learn the addresses a server bound.
 type serveHooks struct {
-	listening func(apiAddr, simAddr string)
+	listening func(apiAddr, simAddr, metricsAddr string)
 }
 
 // serveUsage is the command line of serve.
 const serveUsage = "usage: paygate serve, configured through the environment: see README"
 
 // runServe runs the gateway until ctx ends. It binds every listener it needs (PAYGATE_ADDR,
-// PAYGATE_SIM_ADDR with the built-in simulator, PAYGATE_DEBUG_ADDR when set) before it
+// PAYGATE_SIM_ADDR with the built-in simulator, PAYGATE_METRICS_ADDR) before it
 // starts any work, so that an address it cannot use is the only line it prints. A
 // configuration it cannot use is a *configError naming the variable; unexpected arguments a
 // *usageError.
@@ -56,6 +56,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 	cfg, err := loadConfig(getenv, true)
 	if err != nil {
+		return err
+	}
+	if err := checkServe(cfg, getenv); err != nil {
 		return err
 	}
 	lns, err := listen(cfg)
@@ -196,17 +199,18 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 
 	handler := api.New(api.Config{
-		Log:      log.Named("http"),
-		Auth:     api.NewCachedAuth(db, keyCacheTTL, 10000),
-		Ready:    readiness{db},
-		Jobs:     queue,
-		Review:   db,
-		Recon:    jan,
-		Reports:  newReports(db, cfg),
-		Charges:  charges,
-		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
-		Caps:     decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
-		Registry: reg,
+		Log:            log.Named("http"),
+		Auth:           api.NewCachedAuth(db, keyCacheTTL, 10000),
+		Ready:          readiness{db},
+		Jobs:           queue,
+		Review:         db,
+		Recon:          jan,
+		Reports:        newReports(db, cfg),
+		Charges:        charges,
+		Limits:         charge.Limits{MaxAmount: cfg.MaxAmount},
+		Caps:           decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
+		InFlightMargin: cfg.InFlightMargin,
+		Registry:       reg,
 	})
 	ln := lns.api
 	srv := &http.Server{
@@ -217,15 +221,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
-	if lns.debug != nil {
-		startDebugServer(ctx, log, lns.debug)
-	}
+	startMetricsServer(ctx, log, lns.metrics, reg)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("paygate serving", zap.String("addr", ln.Addr().String()), zap.String("processor", cfg.Processor),
 		zap.String("processor_account", account), zap.String("sim_addr", simAddr))
 	if hooks != nil && hooks.listening != nil {
-		hooks.listening(ln.Addr().String(), simAddr)
+		hooks.listening(ln.Addr().String(), simAddr, lns.metrics.Addr().String())
 	}
 
 	select {
@@ -257,9 +259,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 
 // listeners are the addresses serve binds before it starts any work.
 type listeners struct {
-	api   net.Listener // PAYGATE_ADDR
-	sim   net.Listener // PAYGATE_SIM_ADDR, with the built-in simulator; nil otherwise
-	debug net.Listener // PAYGATE_DEBUG_ADDR when set; nil otherwise
+	api     net.Listener // PAYGATE_ADDR
+	sim     net.Listener // PAYGATE_SIM_ADDR, with the built-in simulator; nil otherwise
+	metrics net.Listener // PAYGATE_METRICS_ADDR
 }
 
 // listen binds the listeners of cfg. It returns a *configError naming the variable of an
@@ -274,7 +276,7 @@ func listen(cfg config) (*listeners, error) {
 	}{
 		{"PAYGATE_ADDR", cfg.Addr, &l.api, true},
 		{"PAYGATE_SIM_ADDR", cfg.SimAddr, &l.sim, cfg.Processor == "sim"},
-		{"PAYGATE_DEBUG_ADDR", cfg.DebugAddr, &l.debug, cfg.DebugAddr != ""},
+		{"PAYGATE_METRICS_ADDR", cfg.MetricsAddr, &l.metrics, true},
 	} {
 		if !b.want {
 			continue
@@ -282,7 +284,7 @@ func listen(cfg config) (*listeners, error) {
 		ln, err := net.Listen("tcp", b.addr)
 		if err != nil {
 			l.close()
-			return nil, &configError{b.name, fmt.Sprintf("cannot listen on %s: %v", b.addr, listenReason(err))}
+			return nil, &configError{Var: b.name, Msg: fmt.Sprintf("cannot listen on %s: %v", b.addr, listenReason(err))}
 		}
 		*b.dst = ln
 	}
@@ -300,7 +302,7 @@ func listenReason(err error) error {
 }
 
 func (l *listeners) close() {
-	for _, ln := range []net.Listener{l.api, l.sim, l.debug} {
+	for _, ln := range []net.Listener{l.api, l.sim, l.metrics} {
 		if ln != nil {
 			_ = ln.Close()
 		}
@@ -313,7 +315,7 @@ func (l *listeners) close() {
 // (PAYGATE_SIM_ADDR for the built-in simulator). The key never appears in the message.
 func processorError(cfg config, err error) error {
 	if cfg.Processor == "sim" {
-		return &configError{"PAYGATE_SIM_ADDR", fmt.Sprintf("the built-in processor simulator does not answer: %v", err)}
+		return &configError{Var: "PAYGATE_SIM_ADDR", Msg: fmt.Sprintf("the built-in processor simulator does not answer: %v", err)}
 	}
 	base := redactURL(cfg.StripeAPIBase)
 	if base == "" {
@@ -326,7 +328,7 @@ func processorError(cfg config, err error) error {
 	)
 	switch {
 	case errors.As(err, &se) && (se.HTTPStatusCode == http.StatusUnauthorized || se.HTTPStatusCode == http.StatusForbidden):
-		return &configError{"STRIPE_SECRET_KEY", fmt.Sprintf("the processor at %s refused the key (HTTP %d): %s",
+		return &configError{Var: "STRIPE_SECRET_KEY", Msg: fmt.Sprintf("the processor at %s refused the key (HTTP %d): %s",
 			base, se.HTTPStatusCode, hideKey(se.Msg, cfg.StripeKey))}
 	case errors.As(err, &se):
 		msg = fmt.Sprintf("the processor at %s answered HTTP %d: %s", base, se.HTTPStatusCode, se.Msg)
@@ -335,7 +337,7 @@ func processorError(cfg config, err error) error {
 	default:
 		msg = fmt.Sprintf("the processor at %s does not answer as a Stripe API does: %v", base, err)
 	}
-	return &configError{"STRIPE_API_BASE", hideKey(msg, cfg.StripeKey)}
+	return &configError{Var: "STRIPE_API_BASE", Msg: hideKey(msg, cfg.StripeKey)}
 }
 
 // redactURL returns raw with the password of its user information replaced, so that an

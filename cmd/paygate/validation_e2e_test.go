@@ -9,8 +9,9 @@ import (
 )
 
 // TestInputValidationThroughTheAPI: card numbers are refused wherever they hide (duplicate
-// keys, separators, unknown parameter names in bodies and queries) and never echoed; input
-// PostgreSQL cannot hold is a 400, never a 500.
+// keys, separators, other scripts' digits, unknown parameter names in bodies and queries)
+// and never echoed; input PostgreSQL cannot hold, and strings that are not UTF-8, are a
+// 400, never a 500 or a value read with U+FFFD in place of what it held.
 func TestInputValidationThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t)
@@ -36,6 +37,25 @@ func TestInputValidationThroughTheAPI(t *testing.T) {
 			body: charge(`{"n":"4242 - 4242 - 4242 - 4242"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
 		{name: "card grouped by dots", method: http.MethodPost, path: "/v1/charges", key: checkout,
 			body: charge(`{"n":"4242.4242.4242.4242"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card in fullwidth digits", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body:       `{"reference":"４２４２４２４２４２４２４２４２","amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`,
+			wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card in escaped fullwidth digits", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"n":"\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12\uff14\uff12"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card in Arabic-Indic digits", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"n":"٤٢٤٢ ٤٢٤٢ ٤٢٤٢ ٤٢٤٢"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card in Devanagari digits", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"n":"४२४२-४२४२-४२४२-४२४२"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card grouped by commas", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"note":"4242,4242,4242,4242"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card grouped by plus signs", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"note":"4242+4242+4242+4242"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card grouped by colons", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"note":"4242:4242:4242:4242"}`), wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card in fullwidth digits in a resolution note", method: http.MethodPost, path: "/v1/charges/ch_x/resolve", key: operator,
+			body: `{"outcome":"succeeded","note":"card ４２４２ ４２４２ ４２４２ ４２４２"}`, wantStatus: 400, wantCode: "card_data_not_accepted"},
+		{name: "card in Arabic-Indic digits in the query", method: http.MethodGet, path: "/v1/charges?starting_after=%D9%A4%D9%A2%D9%A4%D9%A2%D9%A4%D9%A2%D9%A4%D9%A2%D9%A4%D9%A2%D9%A4%D9%A2%D9%A4%D9%A2%D9%A4%D9%A2", key: checkout,
+			wantStatus: 400, wantCode: "card_data_not_accepted"},
 		{name: "card as an unknown field of a reattempt", method: http.MethodPost, path: "/v1/charges/ch_x/reattempt", key: checkout,
 			body: `{"4111111111111111":"x"}`, wantStatus: 400, wantCode: "card_data_not_accepted"},
 		{name: "card as an unknown field of a resolution", method: http.MethodPost, path: "/v1/charges/ch_x/resolve", key: operator,
@@ -78,6 +98,18 @@ func TestInputValidationThroughTheAPI(t *testing.T) {
 			wantStatus: 404, wantCode: "resource_missing"},
 		{name: "resolve id with NUL", method: http.MethodPost, path: "/v1/charges/ch_%00/resolve", key: operator,
 			body: `{"outcome":"succeeded","note":"ok"}`, wantStatus: 404, wantCode: "resource_missing"},
+		{name: "reference not UTF-8", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body:       "{\"reference\":\"caf\xe9-T\",\"amount\":1000,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\"}",
+			wantStatus: 400, wantCode: "invalid_request", wantParam: "reference"},
+		{name: "another reference not UTF-8", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body:       "{\"reference\":\"caf\xe8-T\",\"amount\":1000,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\",\"initiator\":\"customer\"}",
+			wantStatus: 400, wantCode: "invalid_request", wantParam: "reference"},
+		{name: "metadata value with an escaped lone surrogate", method: http.MethodPost, path: "/v1/charges", key: checkout,
+			body: charge(`{"note":"caf\ud800"}`), wantStatus: 400, wantCode: "invalid_request", wantParam: "metadata[note]"},
+		{name: "resolution note not UTF-8", method: http.MethodPost, path: "/v1/charges/ch_x/resolve", key: operator,
+			body: "{\"outcome\":\"failed\",\"note\":\"caf\xe9\"}", wantStatus: 400, wantCode: "invalid_request", wantParam: "note"},
+		{name: "reattempt's payment method not UTF-8", method: http.MethodPost, path: "/v1/charges/ch_x/reattempt", key: checkout,
+			body: "{\"payment_method\":\"pm_\xff\"}", wantStatus: 400, wantCode: "invalid_request", wantParam: "payment_method"},
 		{name: "array body", method: http.MethodPost, path: "/v1/charges", key: checkout, body: `[]`,
 			wantStatus: 400, wantCode: "parameter_invalid", wantMessage: "the request body must be a JSON object"},
 		{name: "string body", method: http.MethodPost, path: "/v1/charges", key: checkout, body: `"x"`,
@@ -94,7 +126,7 @@ func TestInputValidationThroughTheAPI(t *testing.T) {
 			if r.status != tc.wantStatus {
 				t.Fatalf("got %d %s, want %d", r.status, r.body, tc.wantStatus)
 			}
-			if strings.Contains(string(r.body), "1111") || strings.Contains(string(r.body), "4242") {
+			if echoesCard(string(r.body)) {
 				t.Fatalf("the answer echoes a card number: %s", r.body)
 			}
 			if tc.wantCode == "" {
@@ -120,9 +152,20 @@ func TestInputValidationThroughTheAPI(t *testing.T) {
 	if err := json.Unmarshal(r.body, &list); err != nil || r.status != 200 || len(list.Data) != 0 {
 		t.Fatalf("list after refusals: got %d %s, want no charges", r.status, r.body)
 	}
-	if logs := g.logs.String(); strings.Contains(logs, "4111") || strings.Contains(logs, "4242") {
+	if logs := g.logs.String(); echoesCard(logs) {
 		t.Fatalf("the log holds a card number:\n%s", logs)
 	}
+}
+
+// echoesCard reports whether s holds a piece of the card numbers of
+// TestInputValidationThroughTheAPI, in any of the scripts it writes them in.
+func echoesCard(s string) bool {
+	for _, piece := range []string{"1111", "4242", "４２４２", "٤٢٤٢", "४२४२", `\uff14\uff12`, `\u0664\u0662`, `\u096a\u0968`} {
+		if strings.Contains(s, piece) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestAttemptsDetailWithoutAttempts: GET /v1/charges/{id} carries attempts_detail even when

@@ -308,6 +308,11 @@ class ChargeView {
         clear(result).appendChild(errorBox(err,
           h('p', null, 'Query the processor first; if it finds nothing conclusive, resolve again within a few minutes.'),
           again));
+      } else if (err.code === 'attempt_in_flight') {
+        const until = typeof err.body.in_flight_until === 'string' ? new Date(err.body.in_flight_until) : null;
+        const when = until && !isNaN(until) ? until.toLocaleString() : 'a while';
+        clear(result).appendChild(errorBox(err,
+          h('p', null, `An attempt may still be executing at the processor until ${when}: query the processor after that, then resolve.`)));
       } else {
         clear(result).appendChild(errorBox(err));
       }
