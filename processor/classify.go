@@ -149,15 +149,25 @@ func classifyIntent(pi *stripe.PaymentIntent, h http.Header, lr *stripe.APIRespo
 	case stripe.PaymentIntentStatusSucceeded:
 		out.Class = retry.ClassSuccess
 	case stripe.PaymentIntentStatusRequiresPaymentMethod:
-		if pi.LastPaymentError != nil {
+		switch le := pi.LastPaymentError; {
+		case isCardError(le):
 			out.Class = retry.ClassDecline
 			var raw []byte
 			if lr != nil {
 				raw = lr.RawJSON
 			}
-			a.Decline = declineOf(pi.LastPaymentError, lastPaymentErrorOf(raw))
+			a.Decline = declineOf(le, lastPaymentErrorOf(raw))
 			out.ProcessorCode = a.Decline.codeForReport()
-		} else {
+		case le != nil:
+			// An error that is not the issuer's (an api_error, an idempotency_error, an
+			// invalid_request_error): no decline, and no card attempt to count. What the
+			// payment became is unknown, and the key would only replay this answer.
+			out.Class = retry.ClassUnknownFinal
+			out.ProcessorCode = "last_payment_error_" + string(le.Type)
+			if le.Type == "" {
+				out.ProcessorCode = "last_payment_error"
+			}
+		default:
 			// A PaymentIntent waiting for a payment method without an error: nothing to
 			// settle it by retrying.
 			out.Class = retry.ClassUnknownFinal
@@ -175,6 +185,12 @@ func classifyIntent(pi *stripe.PaymentIntent, h http.Header, lr *stripe.APIRespo
 	}
 	a.Outcome = out
 	return a
+}
+
+// isCardError reports whether a PaymentIntent's last_payment_error is the issuer's (or the
+// card's) refusal: type card_error. Any other type there is not a decline.
+func isCardError(le *stripe.Error) bool {
+	return le != nil && le.Type == stripe.ErrorTypeCard
 }
 
 // classifyStripeError classifies an error answer stripe-go decoded.

@@ -24,7 +24,9 @@
 //	400 idempotency_error, other 4xx                 terminal
 //	non-JSON body                                    outcome_unknown for writes, retry for reads
 //	200 succeeded / processing, requires_action /    success / unknown_final (pending) /
-//	    requires_payment_method + error / canceled   decline / terminal (failed)
+//	    requires_payment_method + card_error /       decline /
+//	    requires_payment_method + another error /    unknown_final (no decline) /
+//	    canceled                                     terminal (failed)
 //	written twice (transport re-send), then any      the answer's class, marked may have
 //	    answer but a PaymentIntent or a decline      executed (the first write may have)
 //
