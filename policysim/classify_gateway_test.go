@@ -166,7 +166,7 @@ func gatewayOutcome(t *testing.T, live, refused *processor.Client, wr *wire, nam
 // without Stripe-Should-Retry and Idempotent-Replayed, and the steps without
 // an answer.
 func classifySteps() []Step {
-	statuses := []int{200, 201, 202, 302, 400, 401, 402, 403, 404, 408, 409, 410, 422, 429,
+	statuses := []int{200, 201, 202, 302, 400, 401, 402, 403, 404, 408, 409, 410, 422, 424, 429,
 		500, 501, 502, 503, 504, 599}
 	codes := []string{"", "lock_timeout", "idempotency_key_in_use", "idempotency_error", "rate_limit",
 		"resource_missing", "parameter_missing", "card_declined", "insufficient_funds", "expired_card", "api_error"}

@@ -23,8 +23,9 @@
 // decline body_code, decline; any 409 (a concurrent request under the same
 // key: the earlier one may be executing) and 429 lock_timeout, busy, retried
 // under the key after the busy wait and pending if the loop ends there;
-// other 429, retry_after; 500 on a write, unknown_final; 503, retry (not
-// executed); 502, 504 and other 5xx, retry (may have executed); a timeout or
+// other 429, retry_after; 500 and 424 (Stripe's failed external dependency)
+// on a write, unknown_final; 503, retry (not executed); 502, 504 and other
+// 5xx, retry (may have executed); a timeout or
 // a dropped connection after sending, outcome_unknown; a refused connection,
 // not_sent; 401 and 403 (the gateway's own key refused: nothing ran),
 // retry; other 4xx, terminal (may have executed for idempotency_error);

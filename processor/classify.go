@@ -219,10 +219,13 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		a.Outcome = out
 		return a
 	}
+	// Stripe's 424: a dependency outside the processor failed while the request ran. Never
+	// the caller's invalid request: on a keyed write the outcome is unknown, as after a 500.
+	dependency := status == http.StatusFailedDependency
 	if a.Replayed {
 		// A stored answer for our key: final. A stored 4xx says the first execution was
 		// refused as invalid; any other stored error leaves the outcome unknown.
-		if status >= 400 && status < 500 && status != http.StatusConflict && status != http.StatusTooManyRequests {
+		if status >= 400 && status < 500 && status != http.StatusConflict && status != http.StatusTooManyRequests && !dependency {
 			out.Class = retry.ClassTerminal
 		} else {
 			out.Class = retry.ClassStoredResult
@@ -257,7 +260,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 	switch h.Get("Stripe-Should-Retry") {
 	case "true":
 		out.Class = retry.ClassRetry
-		out.MaybeExecuted = maybeExecutedByStatus(status) || idempotency
+		out.MaybeExecuted = maybeExecutedByStatus(status) || idempotency || dependency
 		if busy {
 			// Another request under our key is running at the processor: retry after the
 			// short wait, and it may execute meanwhile.
@@ -266,7 +269,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		a.Outcome = out
 		return a
 	case "false":
-		if status == http.StatusInternalServerError {
+		if status == http.StatusInternalServerError || dependency {
 			out.Class = retry.ClassUnknownFinal
 		} else {
 			out.Class = retry.ClassTerminal
@@ -282,7 +285,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		out.MaybeExecuted = true
 	case status == http.StatusTooManyRequests:
 		out.Class = retry.ClassRetryAfter
-	case status == http.StatusInternalServerError:
+	case status == http.StatusInternalServerError, dependency:
 		out.Class = retry.ClassUnknownFinal
 	case status == http.StatusServiceUnavailable:
 		out.Class = retry.ClassRetry

@@ -89,6 +89,14 @@ func TestClassifyWrite(t *testing.T) {
 		{"429 lock_timeout", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "lock_timeout", nil, `{}`), retry.ClassBusy, true},
 		{"429 rate_limit", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "rate_limit", map[string]string{"Retry-After": "30"}, `{}`), retry.ClassRetryAfter, false},
 		{"500 keyed write", response{}, nil, stripeErr(500, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassUnknownFinal, true},
+		// Stripe's 424, a failed external dependency (Stripe, "Advanced error handling", HTTP
+		// status codes): on the keyed write an unknown outcome like a 500, never a bad request.
+		{"424 keyed write", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassUnknownFinal, true},
+		{"424 typed invalid_request_error", response{}, nil, stripeErr(424, stripe.ErrorTypeInvalidRequest, "", nil, `{}`), retry.ClassUnknownFinal, true},
+		{"replayed 424", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassStoredResult, true},
+		{"should-retry false on 424", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", map[string]string{"Stripe-Should-Retry": "false"}, `{}`), retry.ClassUnknownFinal, true},
+		{"should-retry true on 424", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", map[string]string{"Stripe-Should-Retry": "true"}, `{}`), retry.ClassRetry, true},
+		{"non-JSON 424", response{wrote: true, status: 424, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassOutcomeUnknown, true},
 		{"502", response{}, nil, stripeErr(502, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, true},
 		{"503", response{}, nil, stripeErr(503, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, false},
 		{"504", response{}, nil, stripeErr(504, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, true},

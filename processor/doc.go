@@ -17,7 +17,8 @@
 //	409 (idempotency_key_in_use), 429 lock_timeout   busy (same key, short wait)
 //	429 rate_limit                                   retry_after
 //	502, 504 / 503                                   retry (may have executed / answered before execution)
-//	500 on the keyed write                           unknown_final (pending, reconcile)
+//	500, 424 on the keyed write                      unknown_final (pending, reconcile); 424 is
+//	                                                 Stripe's failed external dependency
 //	402 card_error                                   decline
 //	401, 403 (our own key refused)                   retry (nothing ran: a processor outage
 //	                                                 for the caller, never an invalid request)

@@ -278,7 +278,8 @@ func classifyReadError(se *stripe.Error) ReadResult {
 		out.Class = retry.ClassTerminal
 	case status == http.StatusTooManyRequests:
 		out.Class = retry.ClassRetryAfter
-	case status == http.StatusConflict || status >= 500:
+	case status == http.StatusConflict || status == http.StatusFailedDependency || status >= 500:
+		// A 424: a dependency outside the processor failed; a read is safe to repeat.
 		out.Class = retry.ClassRetry
 	default:
 		out.Class = retry.ClassTerminal
