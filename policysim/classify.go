@@ -206,9 +206,9 @@ func classifyRead(s Step) retry.Outcome {
 var (
 	cardErrorCodes = map[string]bool{
 		"card_declined": true, "expired_card": true, "incorrect_cvc": true, "incorrect_number": true,
-		"incorrect_zip": true, "invalid_cvc": true, "invalid_expiry_month": true, "invalid_expiry_year": true,
-		"invalid_number": true, "processing_error": true, "authentication_required": true,
-		"card_decline_rate_limit_exceeded": true,
+		"incorrect_zip": true, "incorrect_address": true, "invalid_cvc": true, "invalid_expiry_month": true,
+		"invalid_expiry_year": true, "invalid_number": true, "processing_error": true,
+		"authentication_required": true, "card_decline_rate_limit_exceeded": true,
 	}
 	declineCodes = map[string]bool{
 		"insufficient_funds": true, "lost_card": true, "stolen_card": true, "pickup_card": true,
@@ -216,7 +216,10 @@ var (
 		"card_velocity_exceeded": true, "issuer_not_available": true, "try_again_later": true,
 		"invalid_account": true, "revocation_of_authorization": true, "stop_payment_order": true,
 		"withdrawal_count_limit_exceeded": true, "transaction_not_allowed": true,
-		"previously_declined_do_not_retry": true,
+		"previously_declined_do_not_retry": true, "authentication_not_handled": true,
+		"mobile_device_authentication_required": true, "duplicate_transaction": true,
+		"pin_try_exceeded": true, "currency_not_supported": true, "card_not_supported": true,
+		"restricted_card": true,
 	}
 )
 

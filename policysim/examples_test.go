@@ -23,6 +23,7 @@ var exampleScripts = map[string]struct {
 	"lost-response-then-success.json":  {"succeeded", 2, "succeeded"},
 	"replayed-stored-500.json":         {"pending", 2, "stored_result"},
 	"500-keyed-write.json":             {"pending", 1, "unknown_final"},
+	"424-keyed-write.json":             {"pending", 1, "unknown_final"},
 	"retry-after-garbage.json":         {"succeeded", 2, "succeeded"},
 	"retry-after-date-far.json":        {"failed:deadline_exceeded", 1, "deadline_exceeded"},
 	"402-decline.json":                 {"declined", 1, "declined"},
