@@ -198,7 +198,8 @@ func (r BeginParams) planCreate(s Snapshot, p Plan, newKey bool) Plan {
 
 // next is the attempt the network rules are asked about for charge c now.
 func (r BeginParams) next(s Snapshot, c *Charge) decline.Next {
-	n := decline.Next{At: s.Now, Network: decline.ParseNetwork(c.Card.Network), Expiry: c.Card.Expiry()}
+	n := decline.Next{At: s.Now, Network: decline.ParseNetwork(c.Card.Network), Expiry: c.Card.Expiry(),
+		PaymentMethod: c.PaymentMethod, Currency: c.Currency}
 	if c.ReattemptOf != "" {
 		n.Chain = c.Chain
 		n.ChainHistory = without(s.Card.Chain, c.ID)

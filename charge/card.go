@@ -58,4 +58,8 @@ type CardOutcome struct {
 	Category   decline.Category
 	MAC        decline.MAC
 	CapReached bool
+	// Hold is the decline's hold (decline.Classification.Hold), kept with the card's
+	// attempt beside its class: the network rules read it with the attempt's payment
+	// method and currency.
+	Hold decline.Hold
 }

@@ -10,10 +10,14 @@ import (
 
 // DeclineJSON is the decline block of a declined charge in the API.
 type DeclineJSON struct {
-	Code      string        `json:"code"`
-	Network   string        `json:"network"`
-	Category  int           `json:"category"`
-	Class     decline.Class `json:"class"`
+	Code     string        `json:"code"`
+	Network  string        `json:"network"`
+	Category int           `json:"category"`
+	Class    decline.Class `json:"class"`
+	// Hold says what the decline forbids beyond its class, or how far the class's block
+	// reaches (same_payment_method, same_expiry, another_card, same_currency,
+	// decline_rate_limit, possible_duplicate); absent when the class alone decides.
+	Hold      decline.Hold  `json:"hold,omitempty"`
 	Reattempt ReattemptJSON `json:"reattempt"`
 	// Evidence holds every code the processor gave.
 	Evidence *processor.Decline `json:"evidence,omitempty"`
@@ -28,13 +32,16 @@ type ReattemptJSON struct {
 	RemainingInWindow *int       `json:"remaining_in_window"`
 }
 
-// Classify returns the classification of the issuer's evidence on a card of network.
+// Classify returns the classification of the issuer's evidence on a card of network: every
+// code the processor gave, its error code included (a card error may carry expired_card,
+// incorrect_cvc or card_decline_rate_limit_exceeded and no decline_code).
 func Classify(d *processor.Decline, network string) decline.Classification {
 	if d == nil {
 		d = &processor.Decline{}
 	}
 	return decline.Classify(decline.Evidence{
 		DeclineCode:        d.DeclineCode,
+		Code:               d.Code,
 		AdviceCode:         d.AdviceCode,
 		NetworkDeclineCode: d.NetworkDeclineCode,
 		NetworkAdviceCode:  d.NetworkAdviceCode,
@@ -63,7 +70,7 @@ func cardOutcome(status Status, cl decline.Classification, processorStatus strin
 		if cl.Blocked {
 			o = decline.Blocked
 		}
-		return &CardOutcome{Outcome: o, Class: cl.Class, Category: cl.Category, MAC: cl.MAC, CapReached: cl.CapReached}
+		return &CardOutcome{Outcome: o, Class: cl.Class, Category: cl.Category, MAC: cl.MAC, CapReached: cl.CapReached, Hold: cl.Hold}
 	}
 	return nil
 }
@@ -88,14 +95,18 @@ func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, at, now 
 // history with this decline added at the time the card's history records it (at), so that
 // the block's not_before is the one a reattempt is later refused with.
 func declineBlock(c *Charge, d *processor.Decline, cl decline.Classification, co *CardOutcome, h decline.History, at, now time.Time, caps decline.Caps) (json.RawMessage, decline.Verdict) {
-	blk := DeclineJSON{Code: cl.Code, Network: string(cl.Network), Category: int(cl.Category), Class: cl.Class, Evidence: d}
-	next := decline.Next{At: now, Chain: c.Chain}
+	blk := DeclineJSON{Code: cl.Code, Network: string(cl.Network), Category: int(cl.Category), Class: cl.Class,
+		Hold: cl.Hold, Evidence: d}
+	// The verdict is on reattempting c's chain as it is: the same payment method, in the same
+	// currency.
+	next := decline.Next{At: now, Chain: c.Chain, PaymentMethod: c.PaymentMethod, Currency: c.Currency}
 	if c.Card != nil {
 		next.Network, next.Expiry = decline.ParseNetwork(c.Card.Network), c.Card.Expiry()
 	}
 	h = append(append(decline.History(nil), h...), decline.Attempt{
 		Charge: c.ID, Chain: c.Chain, At: at, Outcome: co.Outcome, Class: co.Class, Network: next.Network,
-		MAC: co.MAC, Expiry: next.Expiry, CapReached: co.CapReached,
+		MAC: co.MAC, Expiry: next.Expiry, CapReached: co.CapReached, Hold: co.Hold,
+		PaymentMethod: c.PaymentMethod, Currency: c.Currency,
 	})
 	v := decline.Check(h, next, caps)
 	blk.Reattempt.Allowed = v.Allowed

@@ -20,6 +20,9 @@ func TestOlderApprovalsChangeNoVerdict(t *testing.T) {
 	classes := []Class{Never, FixData, Authenticate, Generic, Class("insufficient_funds"), Class("")}
 	macs := []MAC{0, 1, 2, 3, 4}
 	chains := []string{"ch_a", "ch_b", "ch_c"}
+	pms := []string{"pm_a", "pm_b", ""}
+	currencies := []string{"usd", "eur", ""}
+	holds := []Hold{HoldNone, HoldPaymentMethod, HoldExpiry, HoldCard, HoldCurrency, HoldRateLimit, HoldNoReattempt}
 	pick := func(n int) int { return r.IntN(n) }
 	for i := range 3000 {
 		split := now.Add(-time.Duration(pick(40*24)) * time.Hour)
@@ -27,15 +30,18 @@ func TestOlderApprovalsChangeNoVerdict(t *testing.T) {
 		for j := range pick(30) {
 			approvals = append(approvals, Attempt{Charge: fmt.Sprintf("ch_ok%d", j), Chain: chains[pick(3)],
 				At: split.Add(-time.Duration(1+pick(40*24*60)) * time.Minute), Outcome: Approved,
-				Network: networks[pick(4)], Expiry: Expiry{Year: 2030, Month: 1 + pick(12)}})
+				Network: networks[pick(4)], Expiry: Expiry{Year: 2030, Month: 1 + pick(12)},
+				PaymentMethod: pms[pick(3)], Currency: currencies[pick(3)]})
 		}
 		for j := range pick(20) {
 			rest = append(rest, Attempt{Charge: fmt.Sprintf("ch_%d", j), Chain: chains[pick(3)],
 				At: split.Add(time.Duration(pick(40*24*60)) * time.Minute), Outcome: outcomes[pick(4)],
 				Class: classes[pick(len(classes))], Network: networks[pick(4)], MAC: macs[pick(5)],
-				Expiry: Expiry{Year: 2030, Month: 1 + pick(12)}, CapReached: pick(4) == 0})
+				Expiry: Expiry{Year: 2030, Month: 1 + pick(12)}, CapReached: pick(4) == 0,
+				PaymentMethod: pms[pick(3)], Currency: currencies[pick(3)], Hold: holds[pick(len(holds))]})
 		}
-		next := Next{At: now, Network: networks[pick(4)], Expiry: Expiry{Year: 2030, Month: 1 + pick(12)}}
+		next := Next{At: now, Network: networks[pick(4)], Expiry: Expiry{Year: 2030, Month: 1 + pick(12)},
+			PaymentMethod: pms[pick(3)], Currency: currencies[pick(3)]}
 		if pick(2) == 0 {
 			next.Chain = chains[pick(3)]
 		}

@@ -1,6 +1,9 @@
 package decline
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Violation is one attempt that broke a network rule.
 type Violation struct {
@@ -53,7 +56,9 @@ type Findings struct {
 // Audit recounts a card's history at one processor account from scratch and
 // lists the attempts that broke a network rule:
 //
-//   - after_never: any attempt after a never-class decline or block;
+//   - after_never: any attempt after a never-class decline or block (after one
+//     that refused only its currency, [HoldCurrency], an attempt in a currency
+//     that may be the same: equal, or either unknown);
 //   - before_mac_delay: any attempt before a Mastercard advice delay ended;
 //
 // (both counted as violations when the forbidding outcome was known when the
@@ -127,7 +132,7 @@ func Audit(h History, caps Caps) Findings {
 				continue
 			}
 			known := !p.knownAt().After(a.At)
-			if p.Class.orGeneric() == Never {
+			if p.Class.orGeneric() == Never && !otherCurrency(p, a) {
 				never.add(known)
 			}
 			if d := MACDelay(p.MAC); d > 0 && a.At.Before(p.At.Add(d)) {
@@ -218,6 +223,17 @@ func reattempts(hist History, outcome func(j int) Outcome) []bool {
 		}
 	}
 	return out
+}
+
+// otherCurrency reports whether attempt a is certainly in another currency than the
+// never-class refusal p, when p refused only its own currency: both currencies known and
+// different. Every other never-class refusal covers every attempt after it.
+func otherCurrency(p, a Attempt) bool {
+	if ParseHold(string(p.Hold)) != HoldCurrency {
+		return false
+	}
+	pc, ac := strings.ToLower(strings.TrimSpace(p.Currency)), strings.ToLower(strings.TrimSpace(a.Currency))
+	return pc != "" && ac != "" && pc != ac
 }
 
 // knowledge is whether some earlier refusal forbidding an attempt was known when it was sent

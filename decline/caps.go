@@ -11,6 +11,9 @@ const (
 	mastercardShortWindow  = 24 * time.Hour
 	mastercardLongWindow   = 30 * day
 	processorCapRefusalFor = 30 * day
+	// processorRateLimitFor is how long Stripe refuses a card after
+	// card_decline_rate_limit_exceeded: "try again after 24 hours".
+	processorRateLimitFor = 24 * time.Hour
 )
 
 // InFlight is how long after it was sent a pending attempt may still be in flight: the
@@ -81,10 +84,20 @@ type Rule string
 
 // The rules.
 const (
-	// RuleAfterNever: an attempt after a never-class decline.
+	// RuleAfterNever: an attempt after a never-class decline (in the same currency, after
+	// one whose hold is [HoldCurrency]).
 	RuleAfterNever Rule = "after_never"
 	// RuleFixData: an attempt with the card data of a fix-data decline.
 	RuleFixData Rule = "fix_data"
+	// RuleAnotherCard: an attempt on a card whose decline asked for another card
+	// ([HoldCard]).
+	RuleAnotherCard Rule = "another_card"
+	// RuleProcessorRateLimit: an attempt within 24 hours of the processor's refusal for too
+	// many declines ([HoldRateLimit]).
+	RuleProcessorRateLimit Rule = "processor_rate_limit"
+	// RulePossibleDuplicate: a reattempt of a chain whose decline may be a second payment
+	// ([HoldNoReattempt]).
+	RulePossibleDuplicate Rule = "possible_duplicate"
 	// RuleVisa30d: a Visa reattempt beyond the cap in 30 days.
 	RuleVisa30d Rule = "visa_30d"
 	// RuleMastercard24h: a Mastercard decline beyond the cap in 24 hours.

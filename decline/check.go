@@ -20,13 +20,19 @@ const (
 	// ReasonTooEarly: before a Mastercard advice delay ended, or before the
 	// schedule's next slot, while no network cap is reached.
 	ReasonTooEarly Reason = "too_early"
-	// ReasonFixDataFirst: the decline asks for new card data; only another
-	// fingerprint or another expiry clears it.
+	// ReasonFixDataFirst: the decline asks for new card data: another
+	// fingerprint or another expiry clears it, or, for data the shopper typed
+	// ([HoldPaymentMethod]), another payment method; after Stripe's
+	// pin_try_exceeded ([HoldCard]) only another card.
 	ReasonFixDataFirst Reason = "fix_data_first"
 	// ReasonScheduleExhausted: every slot of the chain's schedule is spent,
 	// or the chain's last decline has no schedule because it asks for the
 	// cardholder's authentication ([Authenticate]).
 	ReasonScheduleExhausted Reason = "schedule_exhausted"
+	// ReasonPossibleDuplicate: a decline of the chain says an identical
+	// transaction went through very recently ([HoldNoReattempt]): the order
+	// may be paid already, and the chain is not reattempted.
+	ReasonPossibleDuplicate Reason = "possible_duplicate"
 )
 
 // NoCap is the RemainingInWindow of a card no network cap applies to
@@ -43,6 +49,13 @@ type Next struct {
 	// Expiry is the expiry of the payment method to be charged; zero if
 	// unknown, which never clears a fix-data decline.
 	Expiry Expiry
+	// PaymentMethod is the processor's payment method id to be charged
+	// (pm_...); empty if unknown, and then a [HoldPaymentMethod] decline is
+	// cleared only as any fix-data decline is (another fingerprint or expiry).
+	PaymentMethod string
+	// Currency is the charge's ISO 4217 currency; empty if unknown, which a
+	// [HoldCurrency] decline refuses as it refuses its own currency.
+	Currency string
 	// Chain is the root charge id when the attempt is a reattempt of a
 	// declined charge (manual or automatic); the class schedule then
 	// applies. It is empty for a new charge, which only the network rules
@@ -92,10 +105,16 @@ type Verdict struct {
 //
 // The rules, in the order they refuse:
 //
-//   - never_reattempt: any [Never] decline (or block) in the history, ever.
-//   - fix_data_first: a [FixData] decline (or block) whose expiry may equal
-//     next.Expiry, not followed by an approval with that expiry (or an
-//     unknown one).
+//   - never_reattempt: any [Never] decline (or block) in the history, ever;
+//     one whose hold is [HoldCurrency] only when its currency may be
+//     next.Currency (equal, or either unknown).
+//   - fix_data_first: a [FixData] decline (or block) that may have refused
+//     the data of next, not followed by an approval with data it would
+//     refuse: with [HoldPaymentMethod], the same payment method when both are
+//     known; with [HoldCard], any attempt on the card; otherwise an expiry
+//     that may equal next.Expiry (equal, or either unknown).
+//   - possible_duplicate: next.Chain has a decline whose hold is
+//     [HoldNoReattempt].
 //   - schedule_exhausted: next.Chain's schedule has no slot left, or its
 //     last decline asks for the cardholder's authentication ([Authenticate]),
 //     which no reattempt of the chain can give.
@@ -105,7 +124,8 @@ type Verdict struct {
 //     hours or 30 days already hold the cap's number of declines (attempts
 //     still in flight on a card in a run of declines, see [InFlight],
 //     included), since the next attempt may be one more; or within 30 days of a processor refusal
-//     for excessive reattempts with no approval since.
+//     for excessive reattempts with no approval since; or within 24 hours of a processor
+//     refusal for too many declines ([HoldRateLimit]), on any network.
 //   - too_early: before the end of a Mastercard advice delay on any
 //     decline, or before next.Chain's next schedule slot, with no cap in
 //     force.
@@ -122,34 +142,42 @@ func Check(h History, next Next, caps Caps) Verdict {
 	hist := h.sorted()
 
 	var (
-		never    bool
-		fixOpen  []Expiry // fix-data expiries no approval has cleared
-		inRun    bool     // the last known authorization outcome was a decline
-		visa     []time.Time
-		mc24     []time.Time
-		mc30     []time.Time
-		macUntil time.Time
-		capUntil time.Time
-		visaFrom = now.Add(-visaWindow)
-		mc24From = now.Add(-mastercardShortWindow)
-		mc30From = now.Add(-mastercardLongWindow)
+		never     bool
+		fixOpen   []fixDecline // fix-data declines no approval has cleared
+		rateUntil time.Time    // end of the processor's refusal for too many declines
+		inRun     bool         // the last known authorization outcome was a decline
+		visa      []time.Time
+		mc24      []time.Time
+		mc30      []time.Time
+		macUntil  time.Time
+		capUntil  time.Time
+		visaFrom  = now.Add(-visaWindow)
+		mc24From  = now.Add(-mastercardShortWindow)
+		mc30From  = now.Add(-mastercardLongWindow)
 	)
 	chainHist := hist
 	if next.ChainHistory != nil {
 		chainHist = next.ChainHistory.sorted()
 	}
-	chainSeen, chainFrom, chainLast, chainN, chainCls := chainState(chainHist, next.Chain)
+	ch := chainStateOf(chainHist, next.Chain)
+	chainSeen, chainFrom, chainLast, chainN, chainCls, chainDup := ch.seen, ch.from, ch.last, ch.n, ch.cls, ch.dup
 	for _, a := range hist {
 		out := a.Outcome.orPending()
+		hold := heldBy(a)
 		if out.refusal() {
 			switch a.Class.orGeneric() {
 			case Never:
-				never = true
+				if hold != HoldCurrency || mayShareCurrency(a.Currency, next.Currency) {
+					never = true
+				}
 			case FixData:
-				fixOpen = append(fixOpen, a.Expiry)
+				fixOpen = append(fixOpen, fixDecline{hold: hold, paymentMethod: a.PaymentMethod, expiry: a.Expiry})
 			}
 			if d := MACDelay(a.MAC); d > 0 {
 				macUntil = later(macUntil, a.At.Add(d))
+			}
+			if hold == HoldRateLimit {
+				rateUntil = later(rateUntil, a.At.Add(processorRateLimitFor))
 			}
 		}
 		if out == Blocked {
@@ -174,8 +202,8 @@ func Check(h History, next Next, caps Caps) Verdict {
 		case Approved:
 			inRun = false
 			// An approval proves only its own card data: a fix-data decline
-			// of another expiry stays open.
-			fixOpen = slices.DeleteFunc(fixOpen, a.Expiry.sameData)
+			// of other data (another expiry, another payment method) stays open.
+			fixOpen = slices.DeleteFunc(fixOpen, func(f fixDecline) bool { return f.refuses(a.PaymentMethod, a.Expiry) })
 			capUntil = time.Time{}
 		case Declined:
 			inRun = true
@@ -210,10 +238,19 @@ func Check(h History, next Next, caps Caps) Verdict {
 		v.RemainingInWindow = 0
 		return refuse(ReasonNeverReattempt, RuleAfterNever, time.Time{})
 	}
-	for _, e := range fixOpen {
-		if e.sameData(next.Expiry) {
-			return refuse(ReasonFixDataFirst, RuleFixData, time.Time{})
+	for _, f := range fixOpen {
+		if f.refuses(next.PaymentMethod, next.Expiry) {
+			rule := RuleFixData
+			if f.hold == HoldCard {
+				rule = RuleAnotherCard
+			}
+			return refuse(ReasonFixDataFirst, rule, time.Time{})
 		}
+	}
+	if chainDup {
+		// The chain's decline may be a second payment of the order: a person looks
+		// first, and no reattempt of the chain goes out meanwhile.
+		return refuse(ReasonPossibleDuplicate, RulePossibleDuplicate, time.Time{})
 	}
 
 	if chainSeen && chainCls == Authenticate {
@@ -247,6 +284,7 @@ func Check(h History, next Next, caps Caps) Verdict {
 	}
 	waits = append(waits,
 		wait{ReasonNetworkCapReached, RuleProcessorCap, capUntil},
+		wait{ReasonNetworkCapReached, RuleProcessorRateLimit, rateUntil},
 		wait{ReasonTooEarly, RuleBeforeMACDelay, macUntil},
 	)
 
@@ -275,31 +313,87 @@ func Check(h History, next Next, caps Caps) Verdict {
 	return v
 }
 
-// chainState returns what the schedule of chain needs of hist (in time order): whether the
-// chain has a refusal, its first refusal's time, its last attempt's time, how many attempts
-// came after its first refusal, and the class of its last refusal.
-func chainState(hist History, chain string) (seen bool, from, last time.Time, n int, cls Class) {
+// chainState is what the schedule of a chain needs of the history: whether the chain has a
+// refusal, its first refusal's time, its last attempt's time, how many attempts came after
+// its first refusal, the class of its last refusal, and whether a refusal of it may be a
+// second payment ([HoldNoReattempt]).
+type chainState struct {
+	seen       bool
+	from, last time.Time
+	n          int
+	cls        Class
+	dup        bool
+}
+
+// chainStateOf returns the state of chain in hist (in time order); the zero state for no
+// chain.
+func chainStateOf(hist History, chain string) chainState {
+	var c chainState
 	if chain == "" {
-		return false, time.Time{}, time.Time{}, 0, ""
+		return c
 	}
 	for _, a := range hist {
 		if a.Chain != chain {
 			continue
 		}
 		out := a.Outcome.orPending()
+		if out.refusal() && heldBy(a) == HoldNoReattempt {
+			c.dup = true
+		}
 		switch {
-		case seen:
-			n++
-			last = later(last, a.At)
+		case c.seen:
+			c.n++
+			c.last = later(c.last, a.At)
 			if out.refusal() {
-				cls = a.Class.orGeneric()
+				c.cls = a.Class.orGeneric()
 			}
 		case out.refusal():
-			seen = true
-			from, last, cls = a.At, a.At, a.Class.orGeneric()
+			c.seen = true
+			c.from, c.last, c.cls = a.At, a.At, a.Class.orGeneric()
 		}
 	}
-	return seen, from, last, n, cls
+	return c
+}
+
+// heldBy is the hold of attempt a as Check reads it: its own, when that hold belongs to
+// its class, and else [HoldNone].
+func heldBy(a Attempt) Hold {
+	h := ParseHold(string(a.Hold))
+	if !h.fits(a.Class.orGeneric()) {
+		return HoldNone
+	}
+	return h
+}
+
+// mayShareCurrency reports whether two currencies may be the same one: equal, or either
+// unknown.
+func mayShareCurrency(a, b string) bool {
+	a, b = normalizeCurrency(a), normalizeCurrency(b)
+	return a == "" || b == "" || a == b
+}
+
+// fixDecline is a fix-data decline no approval has cleared yet: its hold and the card data
+// it refused.
+type fixDecline struct {
+	hold          Hold
+	paymentMethod string
+	expiry        Expiry
+}
+
+// refuses reports whether f refuses an attempt with payment method pm and expiry exp, or,
+// for an approval, whether the approval proves the data f refused: any attempt on the card
+// after [HoldCard]; after [HoldPaymentMethod] the same payment method when both ids are
+// known; else an expiry that may be the same.
+func (f fixDecline) refuses(pm string, exp Expiry) bool {
+	switch f.hold {
+	case HoldCard:
+		return true
+	case HoldPaymentMethod:
+		if f.paymentMethod != "" && pm != "" {
+			return f.paymentMethod == pm
+		}
+	}
+	return f.expiry.sameData(exp)
 }
 
 // wait is a refusal that lifts at until.

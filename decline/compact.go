@@ -64,7 +64,8 @@ const compactWindow = 30 * day
 // [Settled] at now. The result is in time order.
 //
 // It keeps the refusals the rules keep forever or for a while (never-class, fix-data, the
-// advice delay that ends last, a processor's cap refusal of the last 30 days) and the first
+// advice delay that ends last, a processor's cap refusal of the last 30 days or its decline
+// rate limit of the last 24 hours) and the first
 // approval after each of them that clears it; on networks with caps, every refusal and
 // every attempt inside a run of declines of the last 30 days (what the caps count); and the
 // run boundaries (the decline that opens a run, the approval that ends it) that tell whether
@@ -101,6 +102,9 @@ func Compact(h History, now time.Time) History {
 				keep[i] = true
 				fixOpen = append(fixOpen, i)
 			}
+			if heldBy(a) == HoldRateLimit && a.At.Add(processorRateLimitFor).After(now) {
+				keep[i] = true
+			}
 			// The latest end of an advice delay moves a chain's next slot even once it has
 			// passed (it is the earliest the chain may go on): the refusal it comes from stays.
 			if d := MACDelay(a.MAC); d > 0 && (macLast < 0 || a.At.Add(d).After(macUntil)) {
@@ -123,7 +127,8 @@ func Compact(h History, now time.Time) History {
 		switch out {
 		case Approved:
 			fixOpen = slices.DeleteFunc(fixOpen, func(j int) bool {
-				if a.Expiry.sameData(hist[j].Expiry) {
+				f := hist[j]
+				if (fixDecline{hold: heldBy(f), paymentMethod: f.PaymentMethod, expiry: f.Expiry}).refuses(a.PaymentMethod, a.Expiry) {
 					clearing[j] = i
 					return true
 				}

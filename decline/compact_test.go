@@ -14,6 +14,7 @@ func compactCase(rng *rand.Rand, start time.Time, n int, network Network, prefix
 	classes := []Class{Never, FixData, Authenticate, Funds, IssuerTransient, Generic, Generic, Funds}
 	macs := []MAC{MACNone, MACNone, MACNone, MACTryLater, MACRetryAfter1Hour, MACRetryAfter24Hours, MACRetryAfter2Days, MACDoNotTryAgain}
 	expiries := []Expiry{{}, {Year: 2030, Month: 1}, {Year: 2031, Month: 6}}
+	holds := []Hold{HoldNone, HoldNone, HoldNone, HoldPaymentMethod, HoldExpiry, HoldCard, HoldCurrency, HoldRateLimit, HoldNoReattempt}
 	at := start
 	h := make(History, 0, n)
 	for i := range n {
@@ -24,7 +25,8 @@ func compactCase(rng *rand.Rand, start time.Time, n int, network Network, prefix
 			at = at.Add(time.Duration(1+rng.IntN(90)) * time.Minute)
 		}
 		a := Attempt{Charge: fmt.Sprintf("%s%03d", prefix, i), Chain: fmt.Sprintf("chain%d", rng.IntN(4)), At: at,
-			Network: network, Expiry: expiries[rng.IntN(len(expiries))]}
+			Network: network, Expiry: expiries[rng.IntN(len(expiries))],
+			PaymentMethod: []string{"", "pm_a", "pm_b"}[rng.IntN(3)], Currency: []string{"", "usd", "eur"}[rng.IntN(3)]}
 		if rng.IntN(8) == 0 {
 			a.Network = []Network{Visa, Mastercard, Amex, ""}[rng.IntN(4)]
 		}
@@ -45,6 +47,7 @@ func compactCase(rng *rand.Rand, start time.Time, n int, network Network, prefix
 				a.Class = Generic // never-class refusals end every question: keep them rare
 			}
 			a.MAC = macs[rng.IntN(len(macs))]
+			a.Hold = holds[rng.IntN(len(holds))]
 		}
 		h = append(h, a)
 	}
@@ -96,9 +99,11 @@ func TestCompactDecidesAsTheWholeHistory(t *testing.T) {
 		}
 		for q := range 6 {
 			next := Next{
-				At:      last.Add(time.Duration(rng.IntN(40*24)) * time.Hour / time.Duration(1+rng.IntN(24))),
-				Network: networks[rng.IntN(len(networks))],
-				Expiry:  []Expiry{{}, {Year: 2030, Month: 1}, {Year: 2031, Month: 6}}[rng.IntN(3)],
+				At:            last.Add(time.Duration(rng.IntN(40*24)) * time.Hour / time.Duration(1+rng.IntN(24))),
+				Network:       networks[rng.IntN(len(networks))],
+				Expiry:        []Expiry{{}, {Year: 2030, Month: 1}, {Year: 2031, Month: 6}}[rng.IntN(3)],
+				PaymentMethod: []string{"", "pm_a", "pm_b", "pm_c"}[rng.IntN(4)],
+				Currency:      []string{"", "usd", "eur"}[rng.IntN(3)],
 			}
 			if q%2 == 1 {
 				next.Chain = fmt.Sprintf("chain%d", rng.IntN(5))

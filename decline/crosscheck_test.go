@@ -26,7 +26,8 @@ func TestCheckAgreesWithAudit(t *testing.T) {
 		t.Logf("refusals by rule: %v", seen)
 		// Every rule refused somewhere, or the test proves little.
 		for _, r := range []Rule{RuleAfterNever, RuleFixData, RuleVisa30d, RuleMastercard24h,
-			RuleMastercard30d, RuleBeforeMACDelay, RuleSchedule} {
+			RuleMastercard30d, RuleBeforeMACDelay, RuleSchedule, RuleAnotherCard, RuleProcessorRateLimit,
+			RulePossibleDuplicate} {
 			if seen[r] == 0 {
 				t.Errorf("no simulation was refused by %q", r)
 			}
@@ -60,11 +61,15 @@ func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule
 		RuleVisa30d: true, RuleMastercard24h: true, RuleMastercard30d: true,
 	}
 	var (
-		h      History
-		now    = t0
-		chain  string
-		expiry = Expiry{2027, 1}
+		h          History
+		now        = t0
+		chain      string
+		expiry     = Expiry{2027, 1}
+		wholeNever bool // a never-class decline that refuses every currency
 	)
+	pms := []string{"pm_a", "pm_b", "pm_c", ""}
+	currencies := []string{"usd", "usd", "eur", ""}
+	fixHolds := []Hold{HoldNone, HoldPaymentMethod, HoldExpiry, HoldCard}
 	for step := 0; step < 400; step++ {
 		// Mostly minutes to hours apart, sometimes days.
 		if rng.IntN(10) == 0 {
@@ -75,23 +80,36 @@ func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule
 		if rng.IntN(50) == 0 {
 			expiry.Year++ // the cardholder's bank sent a new card
 		}
-		next := Next{At: now, Network: network, Expiry: expiry}
+		next := Next{At: now, Network: network, Expiry: expiry, PaymentMethod: pms[rng.IntN(len(pms))],
+			Currency: currencies[rng.IntN(len(currencies))]}
 		if chain != "" && rng.IntN(2) == 0 {
 			next.Chain = chain
 		}
 		v := Check(h, next, caps)
 
-		a := Attempt{Charge: fmt.Sprintf("ch_%d", step), At: now, Network: network, Expiry: expiry}
-		switch r := rng.IntN(20); {
-		case r < 2:
-			a.Outcome = Approved
+		a := Attempt{Charge: fmt.Sprintf("ch_%d", step), At: now, Network: network, Expiry: expiry,
+			PaymentMethod: next.PaymentMethod, Currency: next.Currency}
+		switch r := rng.IntN(40); {
 		case r < 4:
+			a.Outcome = Approved
+		case r < 8:
 			a.Outcome = Pending
+		case r < 9:
+			// Stripe's refusal for too many declines: a block, for 24 hours.
+			a.Outcome, a.Class, a.Hold = Blocked, Generic, HoldRateLimit
 		default:
 			a.Outcome = Declined
 			a.Class = classes[rng.IntN(len(classes))]
 			if network == Mastercard && rng.IntN(4) == 0 {
 				a.MAC = MAC(24 + rng.IntN(7))
+			}
+			switch {
+			case a.Class == Never && rng.IntN(2) == 0:
+				a.Hold = HoldCurrency
+			case a.Class == FixData:
+				a.Hold = fixHolds[rng.IntN(len(fixHolds))]
+			case a.Class == Generic && rng.IntN(4) == 0:
+				a.Hold = HoldNoReattempt
 			}
 		}
 		if next.Chain != "" {
@@ -102,6 +120,7 @@ func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule
 
 		if v.Allowed {
 			h = append(h, a)
+			wholeNever = wholeNever || a.Outcome == Declined && a.Class == Never && a.Hold != HoldCurrency
 			if got := Audit(h, caps); len(got.Violations) != 0 {
 				t.Fatalf("step %d: Check allowed %+v, Audit found %+v", step, a, got.Violations)
 			}
@@ -119,7 +138,7 @@ func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule
 		case (network == Amex) != (v.RemainingInWindow == NoCap) || v.RemainingInWindow < NoCap:
 			t.Fatalf("step %d: refused on %s with remaining %d", step, network, v.RemainingInWindow)
 		}
-		if v.Reason == ReasonNetworkCapReached && v.Rule != RuleProcessorCap && v.RemainingInWindow != 0 {
+		if v.Reason == ReasonNetworkCapReached && v.Rule != RuleProcessorCap && v.Rule != RuleProcessorRateLimit && v.RemainingInWindow != 0 {
 			t.Fatalf("step %d: cap reached with remaining %d", step, v.RemainingInWindow)
 		}
 		if c := caps.withDefaults(); v.Reason == ReasonTooEarly && network.mastercardRules() &&
@@ -133,7 +152,7 @@ func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule
 			continue
 		}
 		// Send the refused attempt anyway, as a decline: Audit must see it.
-		a.Outcome, a.Class = Declined, Generic
+		a.Outcome, a.Class, a.Hold = Declined, Generic, HoldNone
 		got := Audit(append(h[:len(h):len(h)], a), caps)
 		found := false
 		for _, viol := range got.Violations {
@@ -144,7 +163,7 @@ func simulate(t *testing.T, rng *rand.Rand, network Network, caps Caps) map[Rule
 		if !found {
 			t.Fatalf("step %d: Check refused with %q, Audit found %+v", step, v.Rule, got.Violations)
 		}
-		if v.Rule == RuleAfterNever {
+		if v.Rule == RuleAfterNever && wholeNever {
 			return refused // nothing more can happen on this card
 		}
 	}

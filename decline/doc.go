@@ -13,15 +13,23 @@
 //
 // [Classify] reads the evidence a decline carries, most specific first: the
 // network's own response code together with the Mastercard Merchant Advice
-// Code, then Stripe's advice_code, then Stripe's decline_code. It returns one
-// of six classes, each with its own policy:
+// Code, then Stripe's advice_code, Stripe's decline_code, and Stripe's error
+// code (a card error may carry expired_card, incorrect_cvc or
+// card_decline_rate_limit_exceeded without a decline_code). It returns one
+// of six classes, each with its own policy, and a [Hold] that narrows or
+// adds to it:
 //
 //   - [Never]: the issuer will never approve (Visa category 1, Mastercard
 //     advice 03 and 21, lost, stolen, closed or revoked accounts). No new
-//     charge on that card at that processor account, ever.
+//     charge on that card at that processor account, ever; after Stripe's
+//     currency_not_supported or card_not_supported ([HoldCurrency]), none in
+//     that currency, while other charges on the card go on.
 //   - [FixData]: the details are wrong or out of date (Visa category 3 but
 //     1A, Mastercard advice 01, expired card, wrong CVC). Only a payment
-//     method with another fingerprint or another expiry may be charged.
+//     method with another fingerprint or another expiry may be charged; after
+//     data the shopper typed wrong ([HoldPaymentMethod]: CVC, postal code,
+//     address, PIN), any other payment method, the data entered again; after
+//     Stripe's pin_try_exceeded ([HoldCard]), only another card.
 //   - [Authenticate]: the issuer asks for the cardholder's authentication
 //     (Stripe's authentication_required, Visa 1A; a 3-D Secure card charged
 //     off session). The card data are right and the same card works once the
@@ -43,6 +51,11 @@
 //     honor", and every code this package does not know). Reattempts at +2,
 //     +5, +9 and +14 days.
 //
+// Two holds add to any class: Stripe's card_decline_rate_limit_exceeded, its
+// own refusal of a card declined too often ([HoldRateLimit]: no attempt on the
+// card for 24 hours), and duplicate_transaction ([HoldNoReattempt]: the
+// declined charge may be a second payment; its chain is not reattempted).
+//
 // When two pieces of evidence disagree, a class that blocks reattempts wins
 // over one that allows them, whichever field it came from: [Never] over
 // [FixData] over [Authenticate] over the retryable classes. Among retryable
@@ -58,7 +71,17 @@
 // categories: 1 "issuer will never approve", 2 "issuer cannot approve at this
 // time", 3 "issuer cannot approve with these details" (data quality) and 4
 // "generic response codes", which is also where every code not listed in the
-// first three falls. Any reattempt after a category 1 decline is excessive,
+// first three falls. The tables are the acquirers' (Checkout.com, Worldpay,
+// TabaPay, Cielo), with Visa's changes since 2021: 03, 62, 78 and 93 moved to
+// category 2, 5C and 9G joined it in April 2025 and 83 in October 2026; an 83
+// decides whatever else the decline carries, as Visa says no other code can
+// override it. A category-2 code gets a retryable class (but 75, PIN tries
+// exceeded, which asks for another card, as Stripe does). The category is the
+// network code's when it is known, else that of the Visa code the deciding
+// Stripe code stands for, else the class's: category 1 wins over a
+// category-2 signal only where the network code says so.
+//
+// Any reattempt after a category 1 decline is excessive,
 // and so is each reattempt beyond 15 of the same transaction in 30 days (some
 // acquirers now state 20). Not knowing which declines are "the same
 // transaction", this package counts every reattempt on the card at the
@@ -87,8 +110,8 @@
 // known, and [Audit] lists what broke them only in hindsight. Windows are
 // rolling and half-open: the 30 days
 // before t are the instants after t−30d up to and including t. [Check] applies
-// the caps, the never and fix-data rules, Mastercard delays and, for a
-// reattempt of a declined charge, the class's schedule. A cap in force is
+// the caps, the never and fix-data rules and the holds, Mastercard delays
+// and, for a reattempt of a declined charge, the class's schedule. A cap in force is
 // refused as network_cap_reached on every network, with the time its window
 // frees, whatever schedule slot or advice delay also waits; too_early is for
 // those alone, once no cap is in force. [Audit] recounts a history from

@@ -97,6 +97,28 @@ func ExampleCheck() {
 	// true 15
 }
 
+// A card error for a wrong CVC asks for the data to be entered again: the same payment
+// method is refused, a new one for the same card (same fingerprint, same expiry) is not.
+func ExampleCheck_dataEnteredAgain() {
+	at := time.Date(2025, time.March, 1, 9, 0, 0, 0, time.UTC)
+	cl := decline.Classify(decline.Evidence{Code: "incorrect_cvc", Network: decline.Visa})
+	expiry := decline.Expiry{Year: 2027, Month: 3}
+	history := decline.History{{
+		Charge: "ch_1", Chain: "ch_1", At: at, Outcome: decline.Declined, Class: cl.Class, Hold: cl.Hold,
+		Network: decline.Visa, PaymentMethod: "pm_1", Expiry: expiry, Currency: "usd",
+	}}
+	fmt.Println(cl.Class, cl.Hold, cl.Category)
+	for _, pm := range []string{"pm_1", "pm_2"} {
+		v := decline.Check(history, decline.Next{At: at.Add(time.Minute), Network: decline.Visa,
+			PaymentMethod: pm, Expiry: expiry, Currency: "usd"}, decline.DefaultCaps())
+		fmt.Println(pm, v.Allowed, v.Reason)
+	}
+	// Output:
+	// fix_data same_payment_method 3
+	// pm_1 false fix_data_first
+	// pm_2 true
+}
+
 func ExampleAudit() {
 	at := time.Date(2025, time.March, 1, 9, 0, 0, 0, time.UTC)
 	history := decline.History{

@@ -98,6 +98,15 @@ type Attempt struct {
 	MAC MAC `json:"mac,omitempty"`
 	// Expiry is the expiry of the payment method charged; zero if unknown.
 	Expiry Expiry `json:"expiry,omitzero"`
+	// PaymentMethod is the processor's payment method id charged (pm_...); empty if
+	// unknown, and then a [HoldPaymentMethod] decline reads as the expiry rule.
+	PaymentMethod string `json:"payment_method,omitempty"`
+	// Currency is the charge's ISO 4217 currency; empty if unknown, and then a
+	// [HoldCurrency] decline refuses every currency, as a never-class decline does.
+	Currency string `json:"currency,omitempty"`
+	// Hold is the hold of a [Declined] or [Blocked] attempt ([Classification.Hold]); an
+	// unknown value counts as [HoldNone].
+	Hold Hold `json:"hold,omitempty"`
 	// CapReached marks Stripe's own refusal
 	// previously_declined_do_not_retry (see [Classification.CapReached]).
 	CapReached bool `json:"cap_reached,omitempty"`

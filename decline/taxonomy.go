@@ -12,6 +12,10 @@ import (
 type Evidence struct {
 	// DeclineCode is Stripe's decline_code, such as "insufficient_funds".
 	DeclineCode string
+	// Code is Stripe's error code of the card_error, such as "card_declined",
+	// "expired_card" or "card_decline_rate_limit_exceeded". Some card errors
+	// carry a code and no decline_code.
+	Code string
 	// AdviceCode is Stripe's advice_code: "do_not_try_again",
 	// "try_again_later" or "confirm_card_data".
 	AdviceCode string
@@ -48,6 +52,8 @@ const (
 	SourceAdviceCode Source = "advice_code"
 	// SourceDeclineCode: Stripe's decline_code.
 	SourceDeclineCode Source = "decline_code"
+	// SourceCode: Stripe's error code.
+	SourceCode Source = "code"
 	// SourceOutcomeReason: Stripe's outcome.reason.
 	SourceOutcomeReason Source = "outcome_reason"
 )
@@ -60,7 +66,8 @@ type Classification struct {
 	Class Class `json:"class"`
 	// Category is the Visa category, 1 to 4, for a Visa card; 0 otherwise.
 	// When the network's response code is one of the codes this package
-	// knows, it is that code's category; otherwise it follows the class.
+	// knows, it is that code's category; otherwise that of the Visa code the
+	// deciding Stripe code stands for, and else the class's.
 	Category Category `json:"category"`
 	// Network is the card network, never empty.
 	Network Network `json:"network"`
@@ -70,6 +77,9 @@ type Classification struct {
 	Code string `json:"code"`
 	// Source is the evidence field Code came from.
 	Source Source `json:"source"`
+	// Hold is what the decline forbids beyond its class, or how far the
+	// class's block reaches (see [Hold]); record it with the attempt.
+	Hold Hold `json:"hold,omitempty"`
 	// MAC is the Mastercard Merchant Advice Code, when there was one.
 	MAC MAC `json:"mac,omitempty"`
 	// CapReached reports Stripe's own refusal
@@ -79,8 +89,9 @@ type Classification struct {
 	CapReached bool `json:"cap_reached,omitempty"`
 	// Blocked reports that the processor refused the attempt before it
 	// reached the card network (outcome.network_status
-	// "not_sent_to_network"). Record such an attempt as [Blocked], not
-	// [Declined].
+	// "not_sent_to_network", or one of Stripe's own refusals:
+	// previously_declined_do_not_retry, card_decline_rate_limit_exceeded).
+	// Record such an attempt as [Blocked], not [Declined].
 	Blocked bool `json:"blocked,omitempty"`
 }
 
@@ -90,46 +101,78 @@ func (c Classification) MACDelay() time.Duration { return MACDelay(c.MAC) }
 // Stripe's own values this package reads.
 const (
 	previouslyDeclined = "previously_declined_do_not_retry"
+	declineRateLimit   = "card_decline_rate_limit_exceeded"
 	notSentToNetwork   = "not_sent_to_network"
 	adviceTryLater     = "try_again_later"
 )
 
-// networkCodes are the network response codes of the decline table. The
-// category of each is Visa's; the same ISO 8583 codes are read for
-// Mastercard, Discover and unknown networks. Codes not listed here carry no
-// signal: they fall through to Stripe's codes, and to [Generic] (Visa
+// networkCode is what one network response code means: its Visa category, the class and
+// hold paygate gives it, and how it is read.
+type networkCode struct {
+	class    Class
+	category Category
+	hold     Hold
+	// visaOnly codes are Visa's own and read only on a Visa card.
+	visaOnly bool
+	// overrides: Visa says no other code can override this one, so it decides the class
+	// whatever else the decline carries.
+	overrides bool
+}
+
+// networkCodes are the network response codes of the decline table, with Visa's category
+// for each as the acquirers publish Visa's excessive reattempt rules (Checkout.com "Visa
+// response codes"; Worldpay "Raw response codes"; TabaPay "Network response codes" and
+// "Visa response code updates"; Cielo's changelog of 2025). The same ISO 8583 codes are read
+// for Mastercard, Discover and unknown networks, but for Visa's own codes. Codes not listed
+// here carry no signal: they fall through to Stripe's codes, and to [Generic] (Visa
 // category 4) when nothing else is known.
-var networkCodes = map[string]Class{
+//
+// A category-2 code gets a retryable class: Visa allows reattempts after it. Those that say
+// the card cannot be used here for now, without a reason that a few hours would lift, get
+// the generic schedule, the slowest; 75 (PIN tries exceeded) asks for another card, as
+// Stripe's pin_try_exceeded does. Visa moved 03, 62, 78 and 93 from category 1 to 2 on 17
+// April 2021 and added 5C and 9G on 11 April 2025; 83 is category 2 from 25 October 2026.
+var networkCodes = map[string]networkCode{
 	// Visa category 1: the issuer will never approve.
-	"04": Never, // pick up card
-	"07": Never, // pick up card, special conditions
-	"12": Never, // invalid transaction
-	"14": Never, // invalid account number
-	"15": Never, // no such issuer
-	"41": Never, // lost card
-	"43": Never, // stolen card
-	"46": Never, // closed account
-	"57": Never, // transaction not permitted to cardholder
-	"R0": Never, // stop payment order
-	"R1": Never, // revocation of authorization order
-	"R3": Never, // revocation of all authorization orders
+	"04": {class: Never, category: CategoryNeverApprove}, // pick up card
+	"07": {class: Never, category: CategoryNeverApprove}, // pick up card, special conditions
+	"12": {class: Never, category: CategoryNeverApprove}, // invalid transaction
+	"14": {class: Never, category: CategoryNeverApprove}, // invalid account number: categories 1 and 3, 1 wins
+	"15": {class: Never, category: CategoryNeverApprove}, // no such issuer
+	"41": {class: Never, category: CategoryNeverApprove}, // lost card
+	"43": {class: Never, category: CategoryNeverApprove}, // stolen card
+	"46": {class: Never, category: CategoryNeverApprove}, // closed account, deactivated token
+	"57": {class: Never, category: CategoryNeverApprove}, // transaction not permitted to cardholder
+	"R0": {class: Never, category: CategoryNeverApprove}, // stop payment order
+	"R1": {class: Never, category: CategoryNeverApprove}, // revocation of authorization order
+	"R3": {class: Never, category: CategoryNeverApprove}, // revocation of all authorization orders
 	// Visa category 3: the issuer cannot approve with these details.
-	"54": FixData, // expired card
-	"55": FixData, // incorrect PIN
-	"82": FixData, // negative CAM, dCVV, iCVV or CVV result
-	"N7": FixData, // CVV2 failure
+	"54": {class: FixData, category: CategoryDataQuality, hold: HoldExpiry},        // expired card
+	"55": {class: FixData, category: CategoryDataQuality, hold: HoldPaymentMethod}, // incorrect PIN
+	"82": {class: FixData, category: CategoryDataQuality, hold: HoldPaymentMethod}, // negative CAM, dCVV, iCVV or CVV result
+	"N7": {class: FixData, category: CategoryDataQuality, hold: HoldPaymentMethod}, // CVV2 failure
 	// Visa category 3 too, but the card data are right: the cardholder must
 	// authenticate (3-D Secure).
-	"1A": Authenticate, // additional customer authentication required
+	"1A": {class: Authenticate, category: CategoryDataQuality}, // additional customer authentication required
 	// Visa category 2: the issuer cannot approve at this time.
-	"51": Funds,           // insufficient funds
-	"61": Funds,           // exceeds withdrawal amount limit
-	"65": Funds,           // exceeds withdrawal frequency limit
-	"19": IssuerTransient, // re-enter transaction
-	"91": IssuerTransient, // issuer or switch inoperative
-	"96": IssuerTransient, // system malfunction
+	"51": {class: Funds, category: CategoryCannotApproveNow},                   // insufficient funds
+	"61": {class: Funds, category: CategoryCannotApproveNow},                   // exceeds withdrawal amount limit
+	"65": {class: Funds, category: CategoryCannotApproveNow},                   // exceeds withdrawal frequency limit
+	"19": {class: IssuerTransient, category: CategoryCannotApproveNow},         // re-enter transaction
+	"91": {class: IssuerTransient, category: CategoryCannotApproveNow},         // issuer or switch inoperative
+	"96": {class: IssuerTransient, category: CategoryCannotApproveNow},         // system malfunction
+	"03": {class: Generic, category: CategoryCannotApproveNow},                 // invalid merchant (for this merchant or MCC)
+	"59": {class: Generic, category: CategoryCannotApproveNow},                 // suspected fraud
+	"62": {class: Generic, category: CategoryCannotApproveNow},                 // restricted card (in this region or country)
+	"78": {class: Generic, category: CategoryCannotApproveNow},                 // blocked, first used (card not activated)
+	"93": {class: Generic, category: CategoryCannotApproveNow},                 // transaction cannot be completed: violation of law
+	"75": {class: FixData, category: CategoryCannotApproveNow, hold: HoldCard}, // allowable number of PIN tries exceeded
+	"5C": {class: Generic, category: CategoryCannotApproveNow, visaOnly: true}, // transaction not supported, blocked by issuer
+	"9G": {class: Generic, category: CategoryCannotApproveNow, visaOnly: true}, // blocked by cardholder, contact cardholder
+	// Visa network fraud block: "no other codes can override this code".
+	"83": {class: Generic, category: CategoryCannotApproveNow, visaOnly: true, overrides: true},
 	// Visa category 4: generic response codes.
-	"05": Generic, // do not honor
+	"05": {class: Generic, category: CategoryGeneric}, // do not honor
 }
 
 // macClasses are the Merchant Advice Codes that decide a class. Other codes
@@ -156,111 +199,171 @@ var adviceCodes = map[string]Class{
 	"confirm_card_data": FixData,
 }
 
-// declineCodes are Stripe's card decline codes. The Visa response code a
-// Stripe code usually stands for is noted where there is one; on a Visa card
-// without a network code, the category follows the class, which agrees with
-// those codes' Visa categories.
-var declineCodes = map[string]Class{
+// stripeCode is what one Stripe code means: its class and hold, and the Visa response code
+// it stands for, whose category a Visa decline without a network code gets.
+type stripeCode struct {
+	class Class
+	hold  Hold
+	visa  string
+}
+
+// declineCodes are Stripe's card decline codes (Stripe, "Decline codes"). The Visa response
+// code a Stripe code usually stands for is noted where there is one: on a Visa card without
+// a network code, the category is that code's, and else the class's.
+var declineCodes = map[string]stripeCode{
 	// The issuer will never approve this card for this merchant.
-	"do_not_try_again":                 Never,
-	"lost_card":                        Never, // Visa 41
-	"stolen_card":                      Never, // Visa 43
-	"pickup_card":                      Never, // Visa 04, 07
-	"invalid_account":                  Never, // Visa 14, 46
-	"revocation_of_authorization":      Never, // Visa R1
-	"revocation_of_all_authorizations": Never, // Visa R3
-	"stop_payment_order":               Never, // Visa R0
-	// Stripe: the card can't be used for this payment, possibly reported
-	// lost or stolen; only the issuer can lift it.
-	"restricted_card": Never,
+	"do_not_try_again":                 {class: Never},
+	"lost_card":                        {class: Never, visa: "41"},
+	"stolen_card":                      {class: Never, visa: "43"},
+	"pickup_card":                      {class: Never, visa: "04"},
+	"invalid_account":                  {class: Never, visa: "14"},
+	"revocation_of_authorization":      {class: Never, visa: "R1"},
+	"revocation_of_all_authorizations": {class: Never, visa: "R3"},
+	"stop_payment_order":               {class: Never, visa: "R0"},
+	// Stripe: the card can't be used for this payment, possibly reported lost or stolen;
+	// only the issuer can lift it. Visa's 62 is category 2, which a Visa network code
+	// records; the class stays never.
+	"restricted_card": {class: Never, visa: "62"},
 	// The transaction is not permitted to this card (Visa 57, category 1):
 	// the same request cannot succeed later, and asking again is what the
 	// networks fine.
-	"transaction_not_allowed": Never, // Visa 57
-	"not_permitted":           Never, // Visa 57
-	"card_not_supported":      Never,
-	"currency_not_supported":  Never,
+	"transaction_not_allowed": {class: Never, visa: "57"},
+	"not_permitted":           {class: Never, visa: "57"},
+	// The card does not support this currency or this type of purchase: never again in
+	// the same currency on this card, but other charges on it go on.
+	"card_not_supported":     {class: Never, hold: HoldCurrency},
+	"currency_not_supported": {class: Never, hold: HoldCurrency},
 	// Suspected fraud, the merchant's own block list and a test card used
 	// in live mode: retrying is what card testing looks like.
-	"fraudulent":         Never,
-	"merchant_blacklist": Never,
-	"testmode_decline":   Never,
+	"fraudulent":         {class: Never},
+	"merchant_blacklist": {class: Never},
+	"testmode_decline":   {class: Never},
 
-	// The details are wrong or out of date.
-	"expired_card":                   FixData, // Visa 54
-	"incorrect_cvc":                  FixData, // Visa N7
-	"invalid_cvc":                    FixData, // Visa N7
-	"incorrect_number":               FixData,
-	"invalid_number":                 FixData,
-	"invalid_expiry_month":           FixData,
-	"invalid_expiry_year":            FixData,
-	"incorrect_zip":                  FixData,
-	"incorrect_pin":                  FixData, // Visa 55
-	"invalid_pin":                    FixData, // Visa 55
-	"offline_pin_required":           FixData,
-	"online_or_offline_pin_required": FixData,
-	// Stripe's counterpart of Mastercard advice 01.
-	"new_account_information_available": FixData,
+	// The details are wrong or out of date. An expired card is cleared by a new expiry;
+	// data the shopper typed are cleared by a new payment method (the data entered again).
+	"expired_card":                   {class: FixData, hold: HoldExpiry, visa: "54"},
+	"incorrect_cvc":                  {class: FixData, hold: HoldPaymentMethod, visa: "N7"},
+	"invalid_cvc":                    {class: FixData, hold: HoldPaymentMethod, visa: "N7"},
+	"incorrect_number":               {class: FixData, hold: HoldPaymentMethod},
+	"invalid_number":                 {class: FixData, hold: HoldPaymentMethod},
+	"invalid_expiry_month":           {class: FixData, hold: HoldPaymentMethod},
+	"invalid_expiry_year":            {class: FixData, hold: HoldPaymentMethod},
+	"incorrect_zip":                  {class: FixData, hold: HoldPaymentMethod},
+	"incorrect_address":              {class: FixData, hold: HoldPaymentMethod},
+	"incorrect_pin":                  {class: FixData, hold: HoldPaymentMethod, visa: "55"},
+	"invalid_pin":                    {class: FixData, hold: HoldPaymentMethod, visa: "55"},
+	"offline_pin_required":           {class: FixData, hold: HoldPaymentMethod},
+	"online_or_offline_pin_required": {class: FixData, hold: HoldPaymentMethod},
+	// Stripe's counterpart of Mastercard advice 01: new card data exist, a new expiry or
+	// another card.
+	"new_account_information_available": {class: FixData},
+	// Stripe: "the customer must use another card or method of payment" (Visa 75,
+	// category 2).
+	"pin_try_exceeded": {class: FixData, hold: HoldCard, visa: "75"},
 
-	// The issuer asks for the cardholder's authentication (3-D Secure); on
-	// Mastercard in Europe the network code is often 65, which this table
-	// reads as funds: Stripe's code decides.
-	"authentication_required": Authenticate, // Visa 1A
+	// The issuer asks for the cardholder's authentication (3-D Secure, or a tap again on
+	// a mobile device); on Mastercard in Europe the network code is often 65, which this
+	// table reads as funds: Stripe's code decides.
+	"authentication_required":               {class: Authenticate, visa: "1A"},
+	"authentication_not_handled":            {class: Authenticate, visa: "1A"},
+	"mobile_device_authentication_required": {class: Authenticate, visa: "1A"},
 
 	// Not enough money or credit now.
-	"insufficient_funds":              Funds, // Visa 51
-	"card_velocity_exceeded":          Funds, // Visa 61, 65
-	"withdrawal_count_limit_exceeded": Funds, // Visa 65
+	"insufficient_funds":              {class: Funds, visa: "51"},
+	"card_velocity_exceeded":          {class: Funds, visa: "61"},
+	"withdrawal_count_limit_exceeded": {class: Funds, visa: "65"},
 
 	// The issuer could not answer.
-	"issuer_not_available": IssuerTransient, // Visa 91
-	"processing_error":     IssuerTransient, // Visa 96
-	"reenter_transaction":  IssuerTransient, // Visa 19
-	"try_again_later":      IssuerTransient,
-	"approve_with_id":      IssuerTransient,
+	"issuer_not_available": {class: IssuerTransient, visa: "91"},
+	"processing_error":     {class: IssuerTransient, visa: "96"},
+	"reenter_transaction":  {class: IssuerTransient, visa: "19"},
+	"try_again_later":      {class: IssuerTransient},
+	"approve_with_id":      {class: IssuerTransient},
 
 	// No usable reason.
-	"generic_decline":       Generic,
-	"do_not_honor":          Generic, // Visa 05
-	"call_issuer":           Generic,
-	"no_action_taken":       Generic,
-	"security_violation":    Generic,
-	"service_not_allowed":   Generic,
-	"invalid_amount":        Generic,
-	"duplicate_transaction": Generic,
-	"pin_try_exceeded":      Generic,
+	"generic_decline":     {class: Generic},
+	"do_not_honor":        {class: Generic, visa: "05"},
+	"call_issuer":         {class: Generic},
+	"no_action_taken":     {class: Generic},
+	"security_violation":  {class: Generic},
+	"service_not_allowed": {class: Generic},
+	"invalid_amount":      {class: Generic},
+	// Stripe: an identical transaction was submitted very recently; "check to see if a
+	// recent payment already exists". No reattempt of this charge: it goes to review.
+	"duplicate_transaction": {class: Generic, hold: HoldNoReattempt},
+}
+
+// errorCodes are Stripe's error codes of a card_error that say more than card_declined
+// (Stripe, "Error codes"): a card error may carry one without a decline_code.
+var errorCodes = map[string]stripeCode{
+	"expired_card":            {class: FixData, hold: HoldExpiry, visa: "54"},
+	"incorrect_cvc":           {class: FixData, hold: HoldPaymentMethod, visa: "N7"},
+	"invalid_cvc":             {class: FixData, hold: HoldPaymentMethod, visa: "N7"},
+	"incorrect_number":        {class: FixData, hold: HoldPaymentMethod},
+	"invalid_number":          {class: FixData, hold: HoldPaymentMethod},
+	"invalid_expiry_month":    {class: FixData, hold: HoldPaymentMethod},
+	"invalid_expiry_year":     {class: FixData, hold: HoldPaymentMethod},
+	"incorrect_zip":           {class: FixData, hold: HoldPaymentMethod},
+	"incorrect_address":       {class: FixData, hold: HoldPaymentMethod},
+	"authentication_required": {class: Authenticate, visa: "1A"},
+	"processing_error":        {class: IssuerTransient, visa: "96"},
+	// Stripe's own refusal: "this card has been declined too many times. You can try to
+	// charge this card again after 24 hours." Not an authorization.
+	declineRateLimit: {class: Generic, hold: HoldRateLimit},
 }
 
 // signal is one piece of evidence that names a class.
 type signal struct {
-	class  Class
-	code   string
-	source Source
+	class     Class
+	category  Category // the Visa category the evidence implies; 0 when it implies none
+	hold      Hold
+	code      string
+	source    Source
+	overrides bool
 }
 
-// Classify turns the evidence of one decline into its class, Visa category
-// and network, naming the code and the field that decided.
+// stripeSignal is the signal of a Stripe code.
+func stripeSignal(sc stripeCode, code string, source Source) signal {
+	s := signal{class: sc.class, category: sc.class.VisaCategory(), hold: sc.hold, code: code, source: source}
+	if nc, ok := networkCodes[sc.visa]; ok {
+		s.category = nc.category
+	}
+	return s
+}
+
+// Classify turns the evidence of one decline into its class, Visa category,
+// network and hold, naming the code and the field that decided.
 //
 // Evidence is read from the most specific field to the least: the Mastercard
 // Merchant Advice Code (Mastercard or unknown network only, since other
 // networks use the field for other advice), the network's response code
-// (every network but Amex, whose codes are not ISO 8583), Stripe's
-// advice_code, then Stripe's decline_code. A code this package does not know
-// carries no signal. Of the fields that do, a blocking class wins from any
-// field ([Never] first, then [FixData]), then [Authenticate], which no
-// schedule can clear; otherwise the most specific field decides, with one
-// refinement: Stripe's advice try_again_later says when, not why, so a
-// [Funds] decline_code behind it keeps the funds schedule.
-// When no field names a class, the decline is [Generic].
+// (every network but Amex, whose codes are not ISO 8583; Visa's own codes
+// 5C, 9G and 83 on Visa only), Stripe's advice_code, Stripe's decline_code,
+// then Stripe's error code. A code this package does not know carries no
+// signal. A code the network says no other code can override (Visa's 83)
+// decides. Otherwise, of the fields that do carry a signal, a blocking class
+// wins from any field ([Never] first, then [FixData]), then [Authenticate],
+// which no schedule can clear; otherwise the most specific field decides,
+// with one refinement: Stripe's advice try_again_later says when, not why, so
+// a [Funds] decline_code behind it keeps the funds schedule. When no field
+// names a class, the decline is [Generic].
 //
-// Stripe's own refusal previously_declined_do_not_retry (in outcome.reason,
-// or in decline_code) sets CapReached; network_status "not_sent_to_network"
-// sets Blocked.
+// The hold is the deciding code's; when it has none, the first hold that adds
+// a restriction to any class ([HoldRateLimit], [HoldNoReattempt]) among the
+// other codes. A hold that narrows a class's block (a currency, a payment
+// method) comes from the deciding code only: a network code that says never
+// blocks the card whatever Stripe's code adds.
+//
+// Stripe's own refusals previously_declined_do_not_retry (in outcome.reason,
+// or in decline_code) and card_decline_rate_limit_exceeded (in the error
+// code) set Blocked, the first also CapReached; so does network_status
+// "not_sent_to_network".
 func Classify(e Evidence) Classification {
 	net := e.Network.known()
 	netCode := normalizeNetworkCode(e.NetworkDeclineCode)
 	advice := normalizeStripeCode(e.AdviceCode)
 	dcode := normalizeStripeCode(e.DeclineCode)
+	ecode := normalizeStripeCode(e.Code)
 	mac, macErr := ParseMAC(e.NetworkAdviceCode)
 	if macErr != nil || (net != Mastercard && net != UnknownNetwork) {
 		mac = MACNone
@@ -268,27 +371,31 @@ func Classify(e Evidence) Classification {
 
 	var sigs []signal
 	if c, ok := macClasses[mac]; ok {
-		sigs = append(sigs, signal{c, mac.String(), SourceNetworkAdviceCode})
+		sigs = append(sigs, signal{class: c, category: c.VisaCategory(), code: mac.String(), source: SourceNetworkAdviceCode})
 	}
-	netClass, netKnown := networkCodes[netCode]
-	if net == Amex {
+	nc, netKnown := networkCodes[netCode]
+	if net == Amex || nc.visaOnly && net != Visa {
 		netKnown = false
 	}
 	if netKnown {
-		sigs = append(sigs, signal{netClass, netCode, SourceNetworkDeclineCode})
+		sigs = append(sigs, signal{class: nc.class, category: nc.category, hold: nc.hold, code: netCode,
+			source: SourceNetworkDeclineCode, overrides: nc.overrides})
 	}
 	if c, ok := adviceCodes[advice]; ok {
-		sigs = append(sigs, signal{c, advice, SourceAdviceCode})
+		sigs = append(sigs, signal{class: c, category: c.VisaCategory(), code: advice, source: SourceAdviceCode})
 	}
-	if c, ok := declineCodes[dcode]; ok {
-		sigs = append(sigs, signal{c, dcode, SourceDeclineCode})
+	if sc, ok := declineCodes[dcode]; ok {
+		sigs = append(sigs, stripeSignal(sc, dcode, SourceDeclineCode))
+	}
+	if sc, ok := errorCodes[ecode]; ok {
+		sigs = append(sigs, stripeSignal(sc, ecode, SourceCode))
 	}
 
 	out := Classification{
 		Network:    net,
 		MAC:        mac,
 		CapReached: normalizeStripeCode(e.OutcomeReason) == previouslyDeclined || dcode == previouslyDeclined,
-		Blocked:    normalizeStripeCode(e.NetworkStatus) == notSentToNetwork,
+		Blocked:    normalizeStripeCode(e.NetworkStatus) == notSentToNetwork || ecode == declineRateLimit,
 	}
 	if out.CapReached {
 		out.Blocked = true
@@ -296,7 +403,7 @@ func Classify(e Evidence) Classification {
 
 	decided, ok := decide(sigs)
 	if !ok {
-		decided = signal{class: Generic}
+		decided = signal{class: Generic, category: CategoryGeneric}
 		switch {
 		case netCode != "":
 			decided.code, decided.source = netCode, SourceNetworkDeclineCode
@@ -304,25 +411,47 @@ func Classify(e Evidence) Classification {
 			decided.code, decided.source = advice, SourceAdviceCode
 		case dcode != "":
 			decided.code, decided.source = dcode, SourceDeclineCode
+		case ecode != "":
+			decided.code, decided.source = ecode, SourceCode
 		case out.CapReached:
 			decided.code, decided.source = previouslyDeclined, SourceOutcomeReason
 		}
 	}
 	out.Class, out.Code, out.Source = decided.class, decided.code, decided.source
+	out.Hold = decidedHold(decided, sigs)
 
 	if net == Visa {
-		out.Category = out.Class.VisaCategory()
+		out.Category = decided.category
 		if netKnown {
-			out.Category = netClass.VisaCategory()
+			out.Category = nc.category
 		}
 	}
 	return out
+}
+
+// decidedHold returns the hold of a decline decided by decided among sigs: the deciding code's
+// when it fits the class, else the first restriction any class takes from the other codes.
+func decidedHold(decided signal, sigs []signal) Hold {
+	if decided.hold.fits(decided.class) {
+		return decided.hold
+	}
+	for _, s := range sigs {
+		if s.hold.additive() {
+			return s.hold
+		}
+	}
+	return HoldNone
 }
 
 // decide picks the deciding signal from sigs, ordered most specific first.
 func decide(sigs []signal) (signal, bool) {
 	if len(sigs) == 0 {
 		return signal{}, false
+	}
+	for _, s := range sigs {
+		if s.overrides {
+			return s, true
+		}
 	}
 	for _, blocking := range []Class{Never, FixData, Authenticate} {
 		for _, s := range sigs {
@@ -334,7 +463,7 @@ func decide(sigs []signal) (signal, bool) {
 	first := sigs[0]
 	if first.source == SourceAdviceCode && first.code == adviceTryLater {
 		for _, s := range sigs[1:] {
-			if s.source == SourceDeclineCode && s.class == Funds {
+			if (s.source == SourceDeclineCode || s.source == SourceCode) && s.class == Funds {
 				return s, true
 			}
 		}

@@ -1,30 +1,55 @@
 package decline
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
 
+// TestClassifyNetworkCodes: every network response code of the table, with the Visa
+// category the acquirers publish for it. Sources: Checkout.com, "Visa response codes"
+// (categories 1 to 3 as of 2025, 5C and 9G included); Worldpay, "Raw response codes";
+// MidMetrics on Visa's April 2021 changes (03, 62, 78, 93 from category 1 to 2; 14 both 1
+// and 3, never reattempted); TabaPay, "Visa response code updates" (83 category 2 from 25
+// October 2026, "no other codes can override this code"; 57 category 1); Cielo changelog
+// "New retry codes for Visa: 5C and 9G" (category 2 from 11 April 2025).
 func TestClassifyNetworkCodes(t *testing.T) {
 	t.Parallel()
 
-	tests := []struct {
-		code     string
-		class    Class
-		category Category
-	}{
-		// Visa category 1.
-		{"04", Never, 1}, {"07", Never, 1}, {"12", Never, 1}, {"14", Never, 1},
-		{"15", Never, 1}, {"41", Never, 1}, {"43", Never, 1}, {"46", Never, 1},
-		{"57", Never, 1}, {"R0", Never, 1}, {"R1", Never, 1}, {"R3", Never, 1},
-		// Visa category 3.
-		{"54", FixData, 3}, {"55", FixData, 3}, {"82", FixData, 3}, {"N7", FixData, 3},
-		{"1A", Authenticate, 3},
-		// Visa category 2.
-		{"51", Funds, 2}, {"61", Funds, 2}, {"65", Funds, 2},
-		{"19", IssuerTransient, 2}, {"91", IssuerTransient, 2}, {"96", IssuerTransient, 2},
-		// Visa category 4, and codes this package does not know.
-		{"05", Generic, 4}, {"N0", Generic, 4}, {"99", Generic, 4},
+	tests := []networkCase{
+		// Visa category 1 (Checkout.com, Worldpay); 14 is also category 3 (MidMetrics).
+		{code: "04", class: Never, category: 1}, {code: "07", class: Never, category: 1},
+		{code: "12", class: Never, category: 1}, {code: "14", class: Never, category: 1},
+		{code: "15", class: Never, category: 1}, {code: "41", class: Never, category: 1},
+		{code: "43", class: Never, category: 1}, {code: "46", class: Never, category: 1},
+		{code: "57", class: Never, category: 1}, {code: "R0", class: Never, category: 1},
+		{code: "R1", class: Never, category: 1}, {code: "R3", class: Never, category: 1},
+		// Visa category 3 (Checkout.com, Worldpay).
+		{code: "54", class: FixData, category: 3, hold: HoldExpiry},
+		{code: "55", class: FixData, category: 3, hold: HoldPaymentMethod},
+		{code: "82", class: FixData, category: 3, hold: HoldPaymentMethod},
+		{code: "N7", class: FixData, category: 3, hold: HoldPaymentMethod},
+		{code: "1A", class: Authenticate, category: 3},
+		// Visa category 2 (Checkout.com, Worldpay).
+		{code: "51", class: Funds, category: 2}, {code: "61", class: Funds, category: 2},
+		{code: "65", class: Funds, category: 2},
+		{code: "19", class: IssuerTransient, category: 2}, {code: "91", class: IssuerTransient, category: 2},
+		{code: "96", class: IssuerTransient, category: 2},
+		// Visa category 2 since 17 April 2021 (MidMetrics; Checkout.com).
+		{code: "03", class: Generic, category: 2}, {code: "62", class: Generic, category: 2},
+		{code: "78", class: Generic, category: 2}, {code: "93", class: Generic, category: 2},
+		// Visa category 2 (Checkout.com; Forte): suspected fraud, PIN tries exceeded (another
+		// card, as Stripe's pin_try_exceeded asks).
+		{code: "59", class: Generic, category: 2},
+		{code: "75", class: FixData, category: 2, hold: HoldCard},
+		// Visa's own category-2 codes (Cielo, TabaPay: 11 April 2025; TabaPay: 83 from 25
+		// October 2026).
+		{code: "5C", class: Generic, category: 2, visaOnly: true},
+		{code: "9G", class: Generic, category: 2, visaOnly: true},
+		{code: "83", class: Generic, category: 2, visaOnly: true},
+		// Visa category 4, and codes this package does not know (Visa: every other code).
+		{code: "05", class: Generic, category: 4}, {code: "N0", class: Generic, category: 4},
+		{code: "99", class: Generic, category: 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.code, func(t *testing.T) {
@@ -36,19 +61,41 @@ func TestClassifyNetworkCodes(t *testing.T) {
 			if got.Category != tt.category {
 				t.Errorf("category: got %d, want %d", got.Category, tt.category)
 			}
+			if got.Hold != tt.hold {
+				t.Errorf("hold: got %q, want %q", got.Hold, tt.hold)
+			}
 			if got.Code != tt.code || got.Source != SourceNetworkDeclineCode {
 				t.Errorf("decided by: got %q from %q, want %q from %q", got.Code, got.Source, tt.code, SourceNetworkDeclineCode)
 			}
 			if got.Network != Visa {
 				t.Errorf("network: got %q, want %q", got.Network, Visa)
 			}
-			// The same code on Mastercard has the same class and no category.
-			mc := Classify(Evidence{NetworkDeclineCode: tt.code, Network: Mastercard})
-			if mc.Class != tt.class || mc.Category != CategoryNone {
-				t.Errorf("on mastercard: got %q category %d, want %q category 0", mc.Class, mc.Category, tt.class)
+			// The same code on Mastercard has the same class and no category; Visa's own
+			// codes say nothing there.
+			mc := Classify(Evidence{NetworkDeclineCode: tt.code, DeclineCode: "insufficient_funds", Network: Mastercard})
+			wantMC := tt.class
+			if _, known := networkCodes[tt.code]; tt.visaOnly || !known {
+				wantMC = Funds // no signal: Stripe's insufficient_funds decides
+			}
+			if mc.Class != wantMC || mc.Category != CategoryNone {
+				t.Errorf("on mastercard: got %q category %d, want %q category 0", mc.Class, mc.Category, wantMC)
 			}
 		})
 	}
+	for code := range networkCodes {
+		if !slices.ContainsFunc(tests, func(tt networkCase) bool { return tt.code == code }) {
+			t.Errorf("network code %q has no test case", code)
+		}
+	}
+}
+
+// networkCase is what a network response code must give on a Visa card.
+type networkCase struct {
+	code     string
+	class    Class
+	category Category
+	hold     Hold
+	visaOnly bool
 }
 
 func TestClassifyMAC(t *testing.T) {
@@ -119,57 +166,70 @@ func TestClassifyAdviceCodes(t *testing.T) {
 	}
 }
 
-// stripeDeclineCodes is every Stripe decline code with the class it must
-// get, written out rather than derived from the table under test.
-var stripeDeclineCodes = map[string]Class{
-	"do_not_try_again":                  Never,
-	"lost_card":                         Never,
-	"stolen_card":                       Never,
-	"pickup_card":                       Never,
-	"invalid_account":                   Never,
-	"revocation_of_authorization":       Never,
-	"revocation_of_all_authorizations":  Never,
-	"stop_payment_order":                Never,
-	"restricted_card":                   Never,
-	"transaction_not_allowed":           Never,
-	"not_permitted":                     Never,
-	"card_not_supported":                Never,
-	"currency_not_supported":            Never,
-	"fraudulent":                        Never,
-	"merchant_blacklist":                Never,
-	"testmode_decline":                  Never,
-	"expired_card":                      FixData,
-	"incorrect_cvc":                     FixData,
-	"invalid_cvc":                       FixData,
-	"authentication_required":           Authenticate,
-	"incorrect_number":                  FixData,
-	"invalid_number":                    FixData,
-	"invalid_expiry_month":              FixData,
-	"invalid_expiry_year":               FixData,
-	"incorrect_zip":                     FixData,
-	"incorrect_pin":                     FixData,
-	"invalid_pin":                       FixData,
-	"offline_pin_required":              FixData,
-	"online_or_offline_pin_required":    FixData,
-	"new_account_information_available": FixData,
-	"insufficient_funds":                Funds,
-	"card_velocity_exceeded":            Funds,
-	"withdrawal_count_limit_exceeded":   Funds,
-	"issuer_not_available":              IssuerTransient,
-	"processing_error":                  IssuerTransient,
-	"reenter_transaction":               IssuerTransient,
-	"try_again_later":                   IssuerTransient,
-	"approve_with_id":                   IssuerTransient,
-	"generic_decline":                   Generic,
-	"do_not_honor":                      Generic,
-	"call_issuer":                       Generic,
-	"no_action_taken":                   Generic,
-	"security_violation":                Generic,
-	"service_not_allowed":               Generic,
-	"invalid_amount":                    Generic,
-	"duplicate_transaction":             Generic,
-	"pin_try_exceeded":                  Generic,
-	"a_code_stripe_adds_next_year":      Generic,
+// stripeCodeCase is what a Stripe code must give on a Visa card without a network code.
+type stripeCodeCase struct {
+	class    Class
+	category Category
+	hold     Hold
+}
+
+// stripeDeclineCodes is every Stripe decline code with the class, Visa category and hold it
+// must get, written out rather than derived from the table under test. Source: Stripe,
+// "Decline codes" (docs.stripe.com/declines/codes, card decline codes) and stripe-go v76's
+// DeclineCode constants; the category is that of the Visa code the Stripe code stands for
+// (Checkout.com, "Visa response codes"), else the class's.
+var stripeDeclineCodes = map[string]stripeCodeCase{
+	"do_not_try_again":                      {Never, 1, ""},
+	"lost_card":                             {Never, 1, ""}, // Visa 41
+	"stolen_card":                           {Never, 1, ""}, // Visa 43
+	"pickup_card":                           {Never, 1, ""}, // Visa 04
+	"invalid_account":                       {Never, 1, ""}, // Visa 14
+	"revocation_of_authorization":           {Never, 1, ""}, // Visa R1
+	"revocation_of_all_authorizations":      {Never, 1, ""}, // Visa R3
+	"stop_payment_order":                    {Never, 1, ""}, // Visa R0
+	"restricted_card":                       {Never, 2, ""}, // Visa 62, category 2 since April 2021
+	"transaction_not_allowed":               {Never, 1, ""}, // Visa 57
+	"not_permitted":                         {Never, 1, ""}, // Visa 57
+	"card_not_supported":                    {Never, 1, HoldCurrency},
+	"currency_not_supported":                {Never, 1, HoldCurrency},
+	"fraudulent":                            {Never, 1, ""},
+	"merchant_blacklist":                    {Never, 1, ""},
+	"testmode_decline":                      {Never, 1, ""},
+	"expired_card":                          {FixData, 3, HoldExpiry},        // Visa 54
+	"incorrect_cvc":                         {FixData, 3, HoldPaymentMethod}, // Visa N7
+	"invalid_cvc":                           {FixData, 3, HoldPaymentMethod}, // Visa N7
+	"incorrect_number":                      {FixData, 3, HoldPaymentMethod},
+	"invalid_number":                        {FixData, 3, HoldPaymentMethod},
+	"invalid_expiry_month":                  {FixData, 3, HoldPaymentMethod},
+	"invalid_expiry_year":                   {FixData, 3, HoldPaymentMethod},
+	"incorrect_zip":                         {FixData, 3, HoldPaymentMethod},
+	"incorrect_address":                     {FixData, 3, HoldPaymentMethod},
+	"incorrect_pin":                         {FixData, 3, HoldPaymentMethod}, // Visa 55
+	"invalid_pin":                           {FixData, 3, HoldPaymentMethod}, // Visa 55
+	"offline_pin_required":                  {FixData, 3, HoldPaymentMethod},
+	"online_or_offline_pin_required":        {FixData, 3, HoldPaymentMethod},
+	"new_account_information_available":     {FixData, 3, ""},
+	"pin_try_exceeded":                      {FixData, 2, HoldCard},   // Visa 75; "use another card"
+	"authentication_required":               {Authenticate, 3, ""},    // Visa 1A
+	"authentication_not_handled":            {Authenticate, 3, ""},    // "related to authentication_required"
+	"mobile_device_authentication_required": {Authenticate, 3, ""},    // "retry by tapping your mobile device again"
+	"insufficient_funds":                    {Funds, 2, ""},           // Visa 51
+	"card_velocity_exceeded":                {Funds, 2, ""},           // Visa 61
+	"withdrawal_count_limit_exceeded":       {Funds, 2, ""},           // Visa 65
+	"issuer_not_available":                  {IssuerTransient, 2, ""}, // Visa 91
+	"processing_error":                      {IssuerTransient, 2, ""}, // Visa 96
+	"reenter_transaction":                   {IssuerTransient, 2, ""}, // Visa 19
+	"try_again_later":                       {IssuerTransient, 2, ""},
+	"approve_with_id":                       {IssuerTransient, 2, ""},
+	"generic_decline":                       {Generic, 4, ""},
+	"do_not_honor":                          {Generic, 4, ""}, // Visa 05
+	"call_issuer":                           {Generic, 4, ""},
+	"no_action_taken":                       {Generic, 4, ""},
+	"security_violation":                    {Generic, 4, ""},
+	"service_not_allowed":                   {Generic, 4, ""},
+	"invalid_amount":                        {Generic, 4, ""},
+	"duplicate_transaction":                 {Generic, 4, HoldNoReattempt}, // "check to see if a recent payment already exists"
+	"a_code_stripe_adds_next_year":          {Generic, 4, ""},
 }
 
 func TestClassifyDeclineCodes(t *testing.T) {
@@ -179,14 +239,17 @@ func TestClassifyDeclineCodes(t *testing.T) {
 		t.Run(code, func(t *testing.T) {
 			t.Parallel()
 			got := Classify(Evidence{DeclineCode: code, Network: Visa})
-			if got.Class != want {
-				t.Errorf("class: got %q, want %q", got.Class, want)
+			if got.Class != want.class {
+				t.Errorf("class: got %q, want %q", got.Class, want.class)
 			}
 			if got.Code != code || got.Source != SourceDeclineCode {
 				t.Errorf("decided by: got %q from %q, want %q from %q", got.Code, got.Source, code, SourceDeclineCode)
 			}
-			if wantCat := want.VisaCategory(); got.Category != wantCat {
-				t.Errorf("visa category: got %d, want %d", got.Category, wantCat)
+			if got.Category != want.category {
+				t.Errorf("visa category: got %d, want %d", got.Category, want.category)
+			}
+			if got.Hold != want.hold {
+				t.Errorf("hold: got %q, want %q", got.Hold, want.hold)
 			}
 			if other := Classify(Evidence{DeclineCode: code, Network: Discover}); other.Category != CategoryNone {
 				t.Errorf("discover category: got %d, want 0", other.Category)
@@ -200,6 +263,61 @@ func TestClassifyDeclineCodes(t *testing.T) {
 	}
 }
 
+// TestClassifyErrorCodes: a card_error with Stripe's error code and no decline_code is
+// classified by its code, not as generic. Source: Stripe, "Error codes"
+// (docs.stripe.com/error-codes) and stripe-go v76's ErrorCode constants.
+func TestClassifyErrorCodes(t *testing.T) {
+	t.Parallel()
+
+	tests := map[string]struct {
+		stripeCodeCase
+		blocked bool
+	}{
+		"expired_card":            {stripeCodeCase{FixData, 3, HoldExpiry}, false},
+		"incorrect_cvc":           {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"invalid_cvc":             {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"incorrect_number":        {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"invalid_number":          {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"invalid_expiry_month":    {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"invalid_expiry_year":     {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"incorrect_zip":           {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"incorrect_address":       {stripeCodeCase{FixData, 3, HoldPaymentMethod}, false},
+		"authentication_required": {stripeCodeCase{Authenticate, 3, ""}, false},
+		"processing_error":        {stripeCodeCase{IssuerTransient, 2, ""}, false},
+		// "This card has been declined too many times. You can try to charge this card
+		// again after 24 hours": Stripe's own refusal, not an authorization.
+		"card_decline_rate_limit_exceeded": {stripeCodeCase{Generic, 4, HoldRateLimit}, true},
+	}
+	for code, want := range tests {
+		t.Run(code, func(t *testing.T) {
+			t.Parallel()
+			got := Classify(Evidence{Code: code, Network: Visa})
+			if got.Class != want.class || got.Category != want.category || got.Hold != want.hold {
+				t.Errorf("got %q category %d hold %q, want %q category %d hold %q",
+					got.Class, got.Category, got.Hold, want.class, want.category, want.hold)
+			}
+			if got.Code != code || got.Source != SourceCode {
+				t.Errorf("decided by: got %q from %q, want %q from %q", got.Code, got.Source, code, SourceCode)
+			}
+			if got.Blocked != want.blocked || got.CapReached {
+				t.Errorf("blocked %v cap reached %v, want %v false", got.Blocked, got.CapReached, want.blocked)
+			}
+		})
+	}
+	for code := range errorCodes {
+		if _, ok := tests[code]; !ok {
+			t.Errorf("error code %q has no test case", code)
+		}
+	}
+	// card_declined says nothing more than the decline_code beside it.
+	if got := Classify(Evidence{Code: "card_declined", DeclineCode: "insufficient_funds", Network: Visa}); got.Class != Funds || got.Source != SourceDeclineCode {
+		t.Errorf("card_declined with insufficient_funds: got %q from %q, want funds from decline_code", got.Class, got.Source)
+	}
+	if got := Classify(Evidence{Code: "card_declined", Network: Visa}); got.Class != Generic || got.Code != "card_declined" || got.Source != SourceCode {
+		t.Errorf("card_declined alone: got %q %q from %q, want generic card_declined from code", got.Class, got.Code, got.Source)
+	}
+}
+
 func TestClassifyVisaCategoryOfStripeCodes(t *testing.T) {
 	t.Parallel()
 
@@ -210,6 +328,8 @@ func TestClassifyVisaCategoryOfStripeCodes(t *testing.T) {
 		{"insufficient_funds", 2},
 		{"issuer_not_available", 2},
 		{"lost_card", 1},
+		{"restricted_card", 2},
+		{"pin_try_exceeded", 2},
 		{"expired_card", 3},
 		{"incorrect_cvc", 3},
 		{"authentication_required", 3},
@@ -237,6 +357,7 @@ func TestClassifyPrecedence(t *testing.T) {
 		code     string
 		source   Source
 		category Category
+		hold     Hold
 	}{
 		{
 			name:  "stripe generic, MAC 03",
@@ -281,7 +402,7 @@ func TestClassifyPrecedence(t *testing.T) {
 		{
 			name:  "stripe expired_card blocks over MAC 24",
 			e:     Evidence{NetworkAdviceCode: "24", DeclineCode: "expired_card", Network: Mastercard},
-			class: FixData, code: "expired_card", source: SourceDeclineCode,
+			class: FixData, code: "expired_card", source: SourceDeclineCode, hold: HoldExpiry,
 		},
 		{
 			name:  "never beats fix data",
@@ -336,7 +457,7 @@ func TestClassifyPrecedence(t *testing.T) {
 		{
 			name:  "network code normalised",
 			e:     Evidence{NetworkDeclineCode: " n7 ", Network: Visa},
-			class: FixData, code: "N7", source: SourceNetworkDeclineCode, category: 3,
+			class: FixData, code: "N7", source: SourceNetworkDeclineCode, category: 3, hold: HoldPaymentMethod,
 		},
 		{
 			name:  "one-digit network code padded",
@@ -351,7 +472,82 @@ func TestClassifyPrecedence(t *testing.T) {
 		{
 			name:  "category from a known network code, class from stripe",
 			e:     Evidence{NetworkDeclineCode: "05", DeclineCode: "incorrect_cvc", Network: Visa},
-			class: FixData, code: "incorrect_cvc", source: SourceDeclineCode, category: 4,
+			class: FixData, code: "incorrect_cvc", source: SourceDeclineCode, category: 4, hold: HoldPaymentMethod,
+		},
+		// Visa 62 is category 2 since April 2021 (MidMetrics; Checkout.com): Stripe's
+		// restricted_card still blocks, the category is the network's.
+		{
+			name:  "62 with restricted_card: never, category 2",
+			e:     Evidence{NetworkDeclineCode: "62", DeclineCode: "restricted_card", Network: Visa},
+			class: Never, code: "restricted_card", source: SourceDeclineCode, category: 2,
+		},
+		{
+			name:  "category 1 where the network says so",
+			e:     Evidence{NetworkDeclineCode: "41", DeclineCode: "insufficient_funds", Network: Visa},
+			class: Never, code: "41", source: SourceNetworkDeclineCode, category: 1,
+		},
+		{
+			name:  "a category-1 Stripe code behind a category-2 network code",
+			e:     Evidence{NetworkDeclineCode: "51", DeclineCode: "lost_card", Network: Visa},
+			class: Never, code: "lost_card", source: SourceDeclineCode, category: 2,
+		},
+		// TabaPay, "Visa response code updates": 83, "no other codes can override this code".
+		{
+			name:  "83 overrides every other code",
+			e:     Evidence{NetworkDeclineCode: "83", AdviceCode: "do_not_try_again", DeclineCode: "fraudulent", Network: Visa},
+			class: Generic, code: "83", source: SourceNetworkDeclineCode, category: 2,
+		},
+		{
+			name:  "83 is Visa's: nothing on mastercard",
+			e:     Evidence{NetworkDeclineCode: "83", DeclineCode: "insufficient_funds", Network: Mastercard},
+			class: Funds, code: "insufficient_funds", source: SourceDeclineCode,
+		},
+		{
+			name:  "5C is Visa's: nothing on an unknown network",
+			e:     Evidence{NetworkDeclineCode: "5c", DeclineCode: "insufficient_funds"},
+			class: Funds, code: "insufficient_funds", source: SourceDeclineCode,
+		},
+		{
+			name:  "a decline_code decides before the error code",
+			e:     Evidence{Code: "expired_card", DeclineCode: "expired_card", Network: Visa},
+			class: FixData, code: "expired_card", source: SourceDeclineCode, category: 3, hold: HoldExpiry,
+		},
+		{
+			name:  "an error code behind a network code",
+			e:     Evidence{Code: "incorrect_cvc", NetworkDeclineCode: "N7", Network: Visa},
+			class: FixData, code: "N7", source: SourceNetworkDeclineCode, category: 3, hold: HoldPaymentMethod,
+		},
+		{
+			name:  "advice over an error code",
+			e:     Evidence{AdviceCode: "try_again_later", Code: "processing_error", Network: Visa},
+			class: IssuerTransient, code: "try_again_later", source: SourceAdviceCode, category: 2,
+		},
+		// Holds: the one that stops a chain rides along whichever code decides; one that
+		// narrows a block comes from the deciding code only.
+		{
+			name:  "duplicate_transaction behind network 05 keeps its hold",
+			e:     Evidence{NetworkDeclineCode: "05", DeclineCode: "duplicate_transaction", Network: Visa},
+			class: Generic, code: "05", source: SourceNetworkDeclineCode, category: 4, hold: HoldNoReattempt,
+		},
+		{
+			name:  "network 57 with currency_not_supported blocks the whole card",
+			e:     Evidence{NetworkDeclineCode: "57", DeclineCode: "currency_not_supported", Network: Visa},
+			class: Never, code: "57", source: SourceNetworkDeclineCode, category: 1,
+		},
+		{
+			name:  "MAC 03 with currency_not_supported blocks the whole card",
+			e:     Evidence{NetworkAdviceCode: "03", DeclineCode: "currency_not_supported", Network: Mastercard},
+			class: Never, code: "03", source: SourceNetworkAdviceCode,
+		},
+		{
+			name:  "currency_not_supported behind a generic network code",
+			e:     Evidence{NetworkDeclineCode: "05", DeclineCode: "currency_not_supported", Network: Visa},
+			class: Never, code: "currency_not_supported", source: SourceDeclineCode, category: 4, hold: HoldCurrency,
+		},
+		{
+			name:  "pin_try_exceeded behind Visa 75",
+			e:     Evidence{NetworkDeclineCode: "75", DeclineCode: "pin_try_exceeded", Network: Visa},
+			class: FixData, code: "75", source: SourceNetworkDeclineCode, category: 2, hold: HoldCard,
 		},
 	}
 	for _, tt := range tests {
@@ -366,6 +562,9 @@ func TestClassifyPrecedence(t *testing.T) {
 			}
 			if got.Category != tt.category {
 				t.Errorf("category: got %d, want %d", got.Category, tt.category)
+			}
+			if got.Hold != tt.hold {
+				t.Errorf("hold: got %q, want %q", got.Hold, tt.hold)
 			}
 		})
 	}
@@ -401,6 +600,12 @@ func TestClassifyProcessorRefusals(t *testing.T) {
 			name:  "issuer decline",
 			e:     Evidence{DeclineCode: "insufficient_funds", NetworkStatus: "declined_by_network"},
 			class: Funds,
+		},
+		{
+			name:    "card_decline_rate_limit_exceeded",
+			e:       Evidence{Code: "card_decline_rate_limit_exceeded", Network: Visa},
+			class:   Generic,
+			blocked: true,
 		},
 	}
 	for _, tt := range tests {
@@ -455,13 +660,17 @@ func TestParseNetwork(t *testing.T) {
 }
 
 func FuzzClassify(f *testing.F) {
-	f.Add("51", "", "", "insufficient_funds", "visa", "", "")
-	f.Add("05", "03", "try_again_later", "generic_decline", "mastercard", "", "")
-	f.Add(" n7", "24", "confirm_card_data", "expired_card", "", "not_sent_to_network", "previously_declined_do_not_retry")
-	f.Add("\x00", "9999", "do_not_try_again", "\u00e9", "amex", "", "")
-	f.Fuzz(func(t *testing.T, netCode, mac, advice, dcode, brand, status, reason string) {
+	f.Add("51", "", "", "insufficient_funds", "", "visa", "", "")
+	f.Add("05", "03", "try_again_later", "generic_decline", "card_declined", "mastercard", "", "")
+	f.Add(" n7", "24", "confirm_card_data", "expired_card", "expired_card", "", "not_sent_to_network", "previously_declined_do_not_retry")
+	f.Add("\x00", "9999", "do_not_try_again", "\u00e9", "", "amex", "", "")
+	f.Add("83", "", "do_not_try_again", "fraudulent", "", "visa", "", "")
+	f.Add("05", "", "", "duplicate_transaction", "", "visa", "", "")
+	f.Add("", "", "", "", "card_decline_rate_limit_exceeded", "", "", "")
+	f.Add("57", "", "", "currency_not_supported", "", "visa", "", "")
+	f.Fuzz(func(t *testing.T, netCode, mac, advice, dcode, code, brand, status, reason string) {
 		e := Evidence{
-			NetworkDeclineCode: netCode, NetworkAdviceCode: mac, AdviceCode: advice, DeclineCode: dcode,
+			NetworkDeclineCode: netCode, NetworkAdviceCode: mac, AdviceCode: advice, DeclineCode: dcode, Code: code,
 			Network: ParseNetwork(brand), NetworkStatus: status, OutcomeReason: reason,
 		}
 		got := Classify(e)
@@ -483,6 +692,12 @@ func FuzzClassify(f *testing.F) {
 		if got.Source == SourceNone && got.Code != "" {
 			t.Fatalf("code %q without a source", got.Code)
 		}
+		if got.Hold != HoldNone && !got.Hold.fits(got.Class) {
+			t.Fatalf("hold %q on a %q decline", got.Hold, got.Class)
+		}
+		if ParseHold(got.Hold.String()) != got.Hold {
+			t.Fatalf("hold %q does not parse back", got.Hold)
+		}
 		if again := Classify(e); again != got {
 			t.Fatalf("not deterministic: got %+v, then %+v", got, again)
 		}
@@ -501,8 +716,8 @@ func FuzzNormalizeNetworkCode(f *testing.F) {
 		if len(got) == 1 && got[0] >= '0' && got[0] <= '9' {
 			t.Fatalf("lone digit %q not padded", got)
 		}
-		if c, ok := networkCodes[got]; ok && !c.Valid() {
-			t.Fatalf("code %q maps to invalid class %q", got, c)
+		if c, ok := networkCodes[got]; ok && !c.class.Valid() {
+			t.Fatalf("code %q maps to invalid class %q", got, c.class)
 		}
 	})
 }

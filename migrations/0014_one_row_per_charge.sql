@@ -17,6 +17,9 @@ ALTER TABLE charges
     ADD COLUMN card_mac         integer,
     ADD COLUMN card_cap_reached boolean NOT NULL DEFAULT false,
     ADD COLUMN card_settled_at  timestamptz,
+    -- What a refusal forbids beyond its class (decline.Hold): read with the charge's
+    -- payment method and currency.
+    ADD COLUMN card_hold        text,
     -- The processor attempts of the retry loop, oldest first (attempts_detail): one JSON array
     -- per attempt, [n, started_at in Unix microseconds, duration_ms, timeout_ms, class,
     -- http_status, processor_code, request_id, retry_after_ms, backoff_ms, budget_tokens_before,
@@ -119,7 +122,7 @@ CREATE VIEW card_attempts AS
 SELECT id AS charge_id, processor_account, card_fingerprint AS fingerprint, card_network AS network, merchant_id,
        COALESCE(chain, id) AS chain, card_at AS at, card_outcome AS outcome, card_class AS class,
        card_category AS category, card_mac AS mac, card_exp_month AS exp_month, card_exp_year AS exp_year,
-       card_cap_reached AS cap_reached, card_settled_at AS settled_at
+       card_cap_reached AS cap_reached, card_settled_at AS settled_at, card_hold AS hold, payment_method, currency
   FROM charges WHERE card_outcome IS NOT NULL;
 
 CREATE VIEW charge_attempts AS
@@ -217,5 +220,5 @@ CREATE INDEX charges_unsettled ON charges (status, created_at) WHERE status IN (
 ALTER TABLE charges RESET (fillfactor);
 ALTER TABLE charges DROP COLUMN live, DROP COLUMN outcome_reason, DROP COLUMN outcome_status, DROP COLUMN outcome_at,
     DROP COLUMN response_body, DROP COLUMN response_status, DROP COLUMN idempotency_key, DROP COLUMN attempt_log,
-    DROP COLUMN card_settled_at, DROP COLUMN card_cap_reached, DROP COLUMN card_mac, DROP COLUMN card_category,
+    DROP COLUMN card_hold, DROP COLUMN card_settled_at, DROP COLUMN card_cap_reached, DROP COLUMN card_mac, DROP COLUMN card_category,
     DROP COLUMN card_class, DROP COLUMN card_outcome, DROP COLUMN card_at;

@@ -15,17 +15,17 @@ import (
 //	2xx                                              success
 //	3xx (not the processor's JSON)                   outcome_unknown (may have executed)
 //	402, or a 4xx with a decline body_code           decline
-//	replayed 4xx (not 409, 429) / other replayed     terminal / stored_result (may have executed)
+//	replayed 4xx (not 409, 424, 429) / other         terminal / stored_result (may have executed)
 //	401, 403 (the gateway's own key refused)         retry (nothing ran), whatever should_retry says
 //	should_retry true                                retry (busy for 409 and 429 lock_timeout);
-//	                                                 may have executed for 409, idempotency_error,
-//	                                                 5xx but 503
-//	should_retry false                               500: unknown_final; else terminal, may have
-//	                                                 executed for 409, 429 lock_timeout,
+//	                                                 may have executed for 409, 424,
+//	                                                 idempotency_error, 5xx but 503
+//	should_retry false                               500, 424: unknown_final; else terminal, may
+//	                                                 have executed for 409, 429 lock_timeout,
 //	                                                 idempotency_error, 5xx
 //	409 (any body_code), 429 lock_timeout            busy (may have executed)
 //	429                                              retry_after
-//	500                                              unknown_final (may have executed)
+//	500, 424 (Stripe's failed external dependency)   unknown_final (may have executed)
 //	503                                              retry (not executed)
 //	502, 504, other 5xx                              retry (may have executed)
 //	4xx idempotency_error                            terminal (may have executed)
@@ -44,7 +44,7 @@ import (
 //	2xx, 404 resource_missing (definitely absent)    success
 //	should_retry true / false                        retry / terminal
 //	429                                              retry_after
-//	409, 5xx                                         retry
+//	409, 424, 5xx                                    retry
 //	other 4xx (402 included)                         terminal
 //
 // The processor code is the body_code (card_declined for a decline without
@@ -118,7 +118,7 @@ func classifyWriteError(s Step) (retry.Class, bool) {
 		// A stored answer for the key: final. A stored 4xx says the first
 		// execution was refused as invalid; any other leaves the outcome
 		// unknown.
-		if status < 500 && status != 409 && status != 429 {
+		if status < 500 && status != 409 && status != 424 && status != 429 {
 			return retry.ClassTerminal, false
 		}
 		return retry.ClassStoredResult, true
@@ -126,6 +126,9 @@ func classifyWriteError(s Step) (retry.Class, bool) {
 	inUse := busy(s)
 	// The key was used with other parameters: an execution exists under it.
 	idempotency := s.BodyCode == "idempotency_error"
+	// A dependency outside the processor failed while the request ran: the outcome is
+	// unknown, as after a 500, never an invalid request.
+	dependency := status == 424
 	// Stripe-Should-Retry overrides whether to retry, never the evidence
 	// that a request under the key may have executed.
 	switch s.ShouldRetry {
@@ -133,9 +136,9 @@ func classifyWriteError(s Step) (retry.Class, bool) {
 		if inUse {
 			return retry.ClassBusy, true
 		}
-		return retry.ClassRetry, status >= 500 && status != 503 || idempotency
+		return retry.ClassRetry, status >= 500 && status != 503 || idempotency || dependency
 	case "false":
-		if status == 500 {
+		if status == 500 || dependency {
 			return retry.ClassUnknownFinal, true
 		}
 		return retry.ClassTerminal, status >= 500 || inUse || idempotency
@@ -145,7 +148,7 @@ func classifyWriteError(s Step) (retry.Class, bool) {
 		return retry.ClassBusy, true
 	case status == 429:
 		return retry.ClassRetryAfter, false
-	case status == 500:
+	case status == 500, dependency:
 		return retry.ClassUnknownFinal, true
 	case status == 503:
 		return retry.ClassRetry, false
@@ -189,7 +192,7 @@ func classifyRead(s Step) retry.Outcome {
 		out.Class = retry.ClassTerminal
 	case status == 429:
 		out.Class = retry.ClassRetryAfter
-	case status == 409 || status >= 500:
+	case status == 409 || status == 424 || status >= 500:
 		out.Class = retry.ClassRetry
 	default:
 		out.Class = retry.ClassTerminal
@@ -203,9 +206,9 @@ func classifyRead(s Step) retry.Outcome {
 var (
 	cardErrorCodes = map[string]bool{
 		"card_declined": true, "expired_card": true, "incorrect_cvc": true, "incorrect_number": true,
-		"incorrect_zip": true, "invalid_cvc": true, "invalid_expiry_month": true, "invalid_expiry_year": true,
-		"invalid_number": true, "processing_error": true, "authentication_required": true,
-		"card_decline_rate_limit_exceeded": true,
+		"incorrect_zip": true, "incorrect_address": true, "invalid_cvc": true, "invalid_expiry_month": true,
+		"invalid_expiry_year": true, "invalid_number": true, "processing_error": true,
+		"authentication_required": true, "card_decline_rate_limit_exceeded": true,
 	}
 	declineCodes = map[string]bool{
 		"insufficient_funds": true, "lost_card": true, "stolen_card": true, "pickup_card": true,
@@ -213,7 +216,10 @@ var (
 		"card_velocity_exceeded": true, "issuer_not_available": true, "try_again_later": true,
 		"invalid_account": true, "revocation_of_authorization": true, "stop_payment_order": true,
 		"withdrawal_count_limit_exceeded": true, "transaction_not_allowed": true,
-		"previously_declined_do_not_retry": true,
+		"previously_declined_do_not_retry": true, "authentication_not_handled": true,
+		"mobile_device_authentication_required": true, "duplicate_transaction": true,
+		"pin_try_exceeded": true, "currency_not_supported": true, "card_not_supported": true,
+		"restricted_card": true,
 	}
 )
 

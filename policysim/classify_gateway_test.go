@@ -166,10 +166,14 @@ func gatewayOutcome(t *testing.T, live, refused *processor.Client, wr *wire, nam
 // without Stripe-Should-Retry and Idempotent-Replayed, and the steps without
 // an answer.
 func classifySteps() []Step {
-	statuses := []int{200, 201, 202, 302, 400, 401, 402, 403, 404, 408, 409, 410, 422, 429,
+	statuses := []int{200, 201, 202, 302, 400, 401, 402, 403, 404, 408, 409, 410, 422, 424, 429,
 		500, 501, 502, 503, 504, 599}
+	// Card errors as Stripe sends them ("Error codes", "Decline codes"): a code of its own
+	// (expired_card, card_decline_rate_limit_exceeded without a decline_code) or
+	// card_declined with a decline_code.
 	codes := []string{"", "lock_timeout", "idempotency_key_in_use", "idempotency_error", "rate_limit",
-		"resource_missing", "parameter_missing", "card_declined", "insufficient_funds", "expired_card", "api_error"}
+		"resource_missing", "parameter_missing", "card_declined", "insufficient_funds", "expired_card", "api_error",
+		"card_decline_rate_limit_exceeded", "incorrect_address", "duplicate_transaction", "pin_try_exceeded"}
 	var steps []Step
 	for _, status := range statuses {
 		for _, code := range codes {
@@ -183,6 +187,10 @@ func classifySteps() []Step {
 	steps = append(steps,
 		Step{Status: 429, RetryAfter: "30"},
 		Step{Status: 503, RetryAfter: "Mon, 02 Mar 2026 12:00:03 GMT", Date: "Mon, 02 Mar 2026 12:00:00 GMT", HasDate: true},
+		// Headers a processor may send that the loop does not read: passed on as they came.
+		Step{Status: 429, RetryAfter: "soon"},
+		Step{Status: 503, RetryAfter: "Mon, 02 Mar 2026 12:00:03 GMT", Date: "yesterday", HasDate: true},
+		Step{Status: 424, RetryAfter: "Mon, 02 Mar 2026 23:59:60 GMT", Date: "Mon, 02 Mar 2076 12:00:00 GMT", HasDate: true},
 		Step{Timeout: true}, Step{Dropped: true}, Step{Refused: true},
 	)
 	return steps

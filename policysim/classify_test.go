@@ -30,6 +30,11 @@ func TestClassify(t *testing.T) {
 		{"429", Step{Status: 429}, false, retry.ClassRetryAfter, false},
 		{"500 write", Step{Status: 500}, false, retry.ClassUnknownFinal, true},
 		{"500 read", Step{Status: 500}, true, retry.ClassRetry, false},
+		// Stripe's 424, a failed external dependency: an unknown outcome on a write, as a 500.
+		{"424 write", Step{Status: 424}, false, retry.ClassUnknownFinal, true},
+		{"424 read", Step{Status: 424}, true, retry.ClassRetry, false},
+		{"replayed 424", Step{Status: 424, Replayed: true}, false, retry.ClassStoredResult, true},
+		{"should retry false 424", Step{Status: 424, ShouldRetry: "false"}, false, retry.ClassUnknownFinal, true},
 		{"502", Step{Status: 502}, false, retry.ClassRetry, true},
 		{"503", Step{Status: 503}, false, retry.ClassRetry, false},
 		{"504", Step{Status: 504}, false, retry.ClassRetry, true},

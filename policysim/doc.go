@@ -23,8 +23,9 @@
 // decline body_code, decline; any 409 (a concurrent request under the same
 // key: the earlier one may be executing) and 429 lock_timeout, busy, retried
 // under the key after the busy wait and pending if the loop ends there;
-// other 429, retry_after; 500 on a write, unknown_final; 503, retry (not
-// executed); 502, 504 and other 5xx, retry (may have executed); a timeout or
+// other 429, retry_after; 500 and 424 (Stripe's failed external dependency)
+// on a write, unknown_final; 503, retry (not executed); 502, 504 and other
+// 5xx, retry (may have executed); a timeout or
 // a dropped connection after sending, outcome_unknown; a refused connection,
 // not_sent; 401 and 403 (the gateway's own key refused: nothing ran),
 // retry; other 4xx, terminal (may have executed for idempotency_error);
@@ -78,20 +79,22 @@
 // again. At most MaxSteps steps.
 //
 // HTTP-dates are IMF-fixdate, RFC 850 or asctime, as the loop reads them,
-// written against the fake clock. The loop trusts a Date header only so far:
-// it moves its clock toward the Date by at most policy.max_clock_skew_ms
-// (retry.ParseRetryAfter), so a Date further than that from the fake clock
-// at every moment an answer can come (the start to the start plus
-// deadline_ms) would be used only in part, and such a date is refused. A
-// clock_skew_ms beyond the bound is allowed and corrected only that far, as
-// in the gateway; the text output says so.
+// written against the fake clock. A processor may send any header, so
+// retry_after and date are header values sent as they are (any text without
+// control characters), and the loop reads them as the gateway does: a
+// Retry-After that is neither delta-seconds nor an HTTP-date is ignored and
+// the loop backs off; the Date header corrects an HTTP-date Retry-After by
+// moving the loop's clock toward it by at most policy.max_clock_skew_ms
+// (retry.ParseRetryAfter), and one that is no HTTP-date is ignored. A
+// clock_skew_ms beyond the bound is corrected only that far too. The text
+// output notes each.
 //
 //	status        HTTP status, 200 to 599 (required unless the step has no answer)
 //	latency_ms    how long the answer takes; slower than the attempt's timeout is a timeout
-//	retry_after   Retry-After header: delta-seconds or an HTTP-date (a number means seconds)
-//	date          Date header, replacing the processor's clock: an HTTP-date ("" for none)
-//	              within policy.max_clock_skew_ms of the fake clock between the start and
-//	              the deadline (see below)
+//	retry_after   Retry-After header, sent as it is: delta-seconds, an HTTP-date, or any
+//	              other text, which the loop ignores (a number means seconds; "" none)
+//	date          Date header, replacing the processor's clock, sent as it is ("" for
+//	              none): the loop corrects at most policy.max_clock_skew_ms of skew from it
 //	body_code     the body's error code: lock_timeout, idempotency_key_in_use,
 //	              idempotency_error, resource_missing, or a decline code (card_declined,
 //	              insufficient_funds, ...)

@@ -76,15 +76,16 @@ type Step struct {
 	// than the attempt's timeout is a timeout.
 	Latency time.Duration
 
-	// RetryAfter is the raw Retry-After header [retry_after]: delta-seconds
-	// or an HTTP-date (Parse refuses anything else).
+	// RetryAfter is the raw Retry-After header [retry_after], as a processor
+	// may send it: delta-seconds, an HTTP-date or any other text without
+	// control characters, which the loop ignores; "" for none.
 	RetryAfter string
 
-	// Date is the raw Date header [date]: an HTTP-date within the policy's
-	// MaxClockSkew of the fake clock between the start and the deadline
-	// (Parse refuses anything else). When HasDate is false the answer
-	// carries the processor's clock (the fake clock plus ClockSkew) as an
-	// IMF-fixdate; a date set to "" sends no Date header.
+	// Date is the raw Date header [date], as a processor may send it: the
+	// loop corrects at most the policy's MaxClockSkew from an HTTP-date and
+	// ignores anything else. When HasDate is false the answer carries the
+	// processor's clock (the fake clock plus ClockSkew) as an IMF-fixdate; a
+	// date set to "" sends no Date header.
 	Date    string
 	HasDate bool
 

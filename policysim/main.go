@@ -23,14 +23,15 @@ operations (the format is in the policysim package documentation). An
 invalid FILE exits 2 with one line naming the field.
 
 The fake clock reads Mon, 02 Mar 2026 12:00:00 GMT when the simulation
-starts: write a step's HTTP-dates against it. A step's "retry_after" is
-delta-seconds or an HTTP-date; its "date" is an HTTP-date ("" for no Date
-header) that must lie within policy.max_clock_skew_ms (default 30000) of the
-fake clock between the start and the deadline (policy.deadline_ms), because
-the gateway corrects at most that much clock skew from a Date header; a
-clock_skew_ms beyond it is corrected only that far, as in the gateway. A
-population's outage status is an error status the loop retries: 429 or
-500 to 599.
+starts: write a step's HTTP-dates against it. A step's "retry_after" (a
+string, or a whole number of seconds) and "date" ("" for no Date header) are
+header values sent as they are, any text without control characters, and
+read as the gateway reads them: a Retry-After that is neither delta-seconds
+nor an HTTP-date is ignored and the loop backs off; a Date header, or a
+clock_skew_ms, further than policy.max_clock_skew_ms (default 30000) from the
+fake clock is corrected only that far, and one that is no HTTP-date is
+ignored. The text output notes each. A population's outage status is an
+error status the loop retries: 429 or 500 to 599.
 
 flags:`
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -101,7 +100,7 @@ func parseFile(o *object) (*File, error) {
 	case !hasScript && !hasPopulation:
 		return nil, fieldError(o.path("script"), "required: give script (one operation) or population (many)")
 	case hasScript:
-		f.Script, err = parseScript(o, f.Policy)
+		f.Script, err = parseScript(o)
 	default:
 		f.Population, err = parsePopulation(o)
 	}
@@ -288,7 +287,7 @@ func parseOperation(top *object) (Operation, error) {
 	return op, nil
 }
 
-func parseScript(top *object, policy retry.Policy) ([]Step, error) {
+func parseScript(top *object) ([]Step, error) {
 	list, ok := top.m["script"].([]any)
 	if !ok || len(list) == 0 {
 		return nil, fieldError(top.path("script"), "must be a non-empty array of steps")
@@ -298,7 +297,7 @@ func parseScript(top *object, policy retry.Policy) ([]Step, error) {
 	}
 	steps := make([]Step, len(list))
 	for i, v := range list {
-		s, err := parseStep(top.path("script")+"["+strconv.Itoa(i)+"]", v, policy)
+		s, err := parseStep(top.path("script")+"["+strconv.Itoa(i)+"]", v)
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +306,7 @@ func parseScript(top *object, policy retry.Policy) ([]Step, error) {
 	return steps, nil
 }
 
-func parseStep(path string, v any, policy retry.Policy) (Step, error) {
+func parseStep(path string, v any) (Step, error) {
 	var s Step
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -363,7 +362,7 @@ func parseStep(path string, v any, policy retry.Policy) (Step, error) {
 		return s, err
 	}
 	if _, s.HasDate = o.m["date"]; s.HasDate {
-		if s.Date, err = o.date("date", policy); err != nil {
+		if s.Date, err = o.date("date"); err != nil {
 			return s, err
 		}
 	}
@@ -612,76 +611,53 @@ func (o *object) str(name string, limit int, def string) (string, error) {
 	return s, nil
 }
 
-// retryAfter returns a Retry-After header value: a string that is
-// delta-seconds or an HTTP-date, as the loop reads it
-// (retry.ParseRetryAfter), or a non-negative integer taken as
-// delta-seconds.
+// retryAfter returns a Retry-After header value: any string a processor can send in a
+// header (no control characters but the tab), "" for none, or a non-negative integer taken
+// as delta-seconds. A value the loop does not read as delta-seconds or an HTTP-date is
+// kept: the loop ignores it and backs off, as the gateway does, and the text output says so.
 func (o *object) retryAfter(name string) (string, error) {
 	v, ok := o.m[name]
 	if !ok {
 		return "", nil
 	}
-	const problem = "must be delta-seconds (a whole number, or a string of digits) or an HTTP-date such as \"Mon, 02 Mar 2026 12:00:30 GMT\""
 	if _, isNum := v.(json.Number); isNum {
-		n, err := o.integer(name, 0, math.MaxInt32, 0, problem)
+		n, err := o.integer(name, 0, math.MaxInt32, 0,
+			"must be a string (the header's value, sent as it is) or a whole number of seconds")
 		return strconv.FormatInt(n, 10), err
 	}
+	return o.headerValue(name)
+}
+
+// date returns a Date header value: "" for none, or any string a processor can send in a
+// header. The loop moves its clock toward an HTTP-date by at most policy.MaxClockSkew and
+// ignores anything else (retry.ParseRetryAfter), as the gateway does: a date far from the
+// fake clock, or one that is no date, is simulated as the gateway reads it, and the text
+// output says so.
+func (o *object) date(name string) (string, error) {
+	return o.headerValue(name)
+}
+
+// headerValue returns the string field name as an HTTP header's value: at most maxString
+// bytes, without control characters but the tab, which no processor can send (RFC 9110
+// section 5.5).
+func (o *object) headerValue(name string) (string, error) {
+	v, ok := o.m[name]
+	if !ok {
+		return "", nil
+	}
 	if _, isStr := v.(string); !isStr {
-		return "", fieldError(o.path(name), "%s", problem)
+		return "", fieldError(o.path(name), "must be a string, the header's value")
 	}
 	s, err := o.str(name, maxString, "")
 	if err != nil {
 		return "", err
 	}
-	if _, err := retry.ParseRetryAfter(s, "", origin, 0); err != nil {
-		return "", fieldError(o.path(name), "%s; got %q", problem, clip(s))
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return "", fieldError(o.path(name), "must be a header value: no control characters (byte %d is %#02x)", i, c)
+		}
 	}
 	return s, nil
-}
-
-// date returns a Date header value: "" for none, or an HTTP-date close
-// enough to the fake clock for the loop to use it. The loop moves its clock
-// by at most policy.MaxClockSkew toward an answer's Date
-// (retry.ParseRetryAfter), so a date further than that from the fake clock
-// at every moment an answer can come (from the start to the deadline) would
-// be used only in part, whatever the run: it is refused, naming the bound.
-func (o *object) date(name string, policy retry.Policy) (string, error) {
-	s, err := o.str(name, maxString, "")
-	if err != nil || s == "" {
-		return s, err
-	}
-	at, ok := httpDate(s)
-	if !ok {
-		return "", fieldError(o.path(name), "must be an HTTP-date such as \"Mon, 02 Mar 2026 12:00:00 GMT\" (or \"\" for no Date header); got %q", clip(s))
-	}
-	earliest := origin.Add(-policy.MaxClockSkew)
-	latest := origin.Add(policy.Deadline).Add(policy.MaxClockSkew)
-	if at.Before(earliest) || at.After(latest) {
-		return "", fieldError(o.path(name), "%s is %s, more than policy.max_clock_skew_ms (%d ms) from the fake clock at any answer "+
-			"(it reads %s at the start and %s at the deadline): the gateway corrects at most that much clock skew from a Date header, "+
-			"so write dates against the fake clock, or skew the processor's clock with clock_skew_ms",
-			clip(s), offset(at), policy.MaxClockSkew.Milliseconds(),
-			origin.Format(http.TimeFormat), origin.Add(policy.Deadline).Format(http.TimeFormat))
-	}
-	return s, nil
-}
-
-// offset says how far t is from the fake clock's start: "1h0m20s after
-// the start", "5s before the start".
-func offset(t time.Time) string {
-	if d := t.Sub(origin); d >= 0 {
-		return d.String() + " after the start"
-	}
-	return origin.Sub(t).String() + " before the start"
-}
-
-// HTTP-date layouts of RFC 9110 section 5.6.7, as the loop reads them.
-// httpDate parses an HTTP-date exactly as the retry loop reads a Date header
-// (retry.ParseHTTPDate): IMF-fixdate, RFC 850 or asctime, with optional spaces
-// and tabs around it; a two-digit RFC 850 year is taken as the one at most 50
-// years after the fake clock's year.
-func httpDate(s string) (time.Time, bool) {
-	return retry.ParseHTTPDate(s, origin)
 }
 
 // clip bounds a value quoted in an error message.

@@ -141,6 +141,12 @@ func (t *Timeline) WriteText(w io.Writer) error {
 			l.N, l.AtMs, rec.Duration.Milliseconds(), l.TimeoutMs, status, class,
 			l.BackoffCapMs, l.DelayMs, retryAfter, l.RemainingMs, tokens)
 	}
+	if notes := t.notes(); len(notes) > 0 {
+		fmt.Fprintf(bw, "\nnotes:\n")
+		for _, n := range notes {
+			fmt.Fprintf(bw, "  %s\n", n)
+		}
+	}
 	rep := t.Report
 	fmt.Fprintf(bw, "\nstopped: %s after %d attempt%s at %d ms (deadline at %d ms)\n",
 		rep.Stop, len(rep.Attempts), plural(len(rep.Attempts)),

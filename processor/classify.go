@@ -149,15 +149,25 @@ func classifyIntent(pi *stripe.PaymentIntent, h http.Header, lr *stripe.APIRespo
 	case stripe.PaymentIntentStatusSucceeded:
 		out.Class = retry.ClassSuccess
 	case stripe.PaymentIntentStatusRequiresPaymentMethod:
-		if pi.LastPaymentError != nil {
+		switch le := pi.LastPaymentError; {
+		case isCardError(le):
 			out.Class = retry.ClassDecline
 			var raw []byte
 			if lr != nil {
 				raw = lr.RawJSON
 			}
-			a.Decline = declineOf(pi.LastPaymentError, lastPaymentErrorOf(raw))
+			a.Decline = declineOf(le, lastPaymentErrorOf(raw))
 			out.ProcessorCode = a.Decline.codeForReport()
-		} else {
+		case le != nil:
+			// An error that is not the issuer's (an api_error, an idempotency_error, an
+			// invalid_request_error): no decline, and no card attempt to count. What the
+			// payment became is unknown, and the key would only replay this answer.
+			out.Class = retry.ClassUnknownFinal
+			out.ProcessorCode = "last_payment_error_" + string(le.Type)
+			if le.Type == "" {
+				out.ProcessorCode = "last_payment_error"
+			}
+		default:
 			// A PaymentIntent waiting for a payment method without an error: nothing to
 			// settle it by retrying.
 			out.Class = retry.ClassUnknownFinal
@@ -175,6 +185,12 @@ func classifyIntent(pi *stripe.PaymentIntent, h http.Header, lr *stripe.APIRespo
 	}
 	a.Outcome = out
 	return a
+}
+
+// isCardError reports whether a PaymentIntent's last_payment_error is the issuer's (or the
+// card's) refusal: type card_error. Any other type there is not a decline.
+func isCardError(le *stripe.Error) bool {
+	return le != nil && le.Type == stripe.ErrorTypeCard
 }
 
 // classifyStripeError classifies an error answer stripe-go decoded.
@@ -203,10 +219,13 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		a.Outcome = out
 		return a
 	}
+	// Stripe's 424: a dependency outside the processor failed while the request ran. Never
+	// the caller's invalid request: on a keyed write the outcome is unknown, as after a 500.
+	dependency := status == http.StatusFailedDependency
 	if a.Replayed {
 		// A stored answer for our key: final. A stored 4xx says the first execution was
 		// refused as invalid; any other stored error leaves the outcome unknown.
-		if status >= 400 && status < 500 && status != http.StatusConflict && status != http.StatusTooManyRequests {
+		if status >= 400 && status < 500 && status != http.StatusConflict && status != http.StatusTooManyRequests && !dependency {
 			out.Class = retry.ClassTerminal
 		} else {
 			out.Class = retry.ClassStoredResult
@@ -241,7 +260,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 	switch h.Get("Stripe-Should-Retry") {
 	case "true":
 		out.Class = retry.ClassRetry
-		out.MaybeExecuted = maybeExecutedByStatus(status) || idempotency
+		out.MaybeExecuted = maybeExecutedByStatus(status) || idempotency || dependency
 		if busy {
 			// Another request under our key is running at the processor: retry after the
 			// short wait, and it may execute meanwhile.
@@ -250,7 +269,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		a.Outcome = out
 		return a
 	case "false":
-		if status == http.StatusInternalServerError {
+		if status == http.StatusInternalServerError || dependency {
 			out.Class = retry.ClassUnknownFinal
 		} else {
 			out.Class = retry.ClassTerminal
@@ -266,7 +285,7 @@ func classifyStripeError(se *stripe.Error) Attempt {
 		out.MaybeExecuted = true
 	case status == http.StatusTooManyRequests:
 		out.Class = retry.ClassRetryAfter
-	case status == http.StatusInternalServerError:
+	case status == http.StatusInternalServerError, dependency:
 		out.Class = retry.ClassUnknownFinal
 	case status == http.StatusServiceUnavailable:
 		out.Class = retry.ClassRetry

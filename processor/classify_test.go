@@ -40,7 +40,15 @@ func TestClassifyWrite(t *testing.T) {
 	declined.DeclineCode = "do_not_honor"
 	declined.PaymentIntent = &stripe.PaymentIntent{ID: "pi_declined", Status: stripe.PaymentIntentStatusRequiresPaymentMethod}
 	withLastError := intent(stripe.PaymentIntentStatusRequiresPaymentMethod, nil)
-	withLastError.LastPaymentError = &stripe.Error{Code: "card_declined", DeclineCode: "insufficient_funds"}
+	withLastError.LastPaymentError = &stripe.Error{Type: stripe.ErrorTypeCard, Code: "card_declined", DeclineCode: "insufficient_funds"}
+	// stripe-mock's PaymentIntent fixture: requires_payment_method, last_payment_error
+	// {"type": "idempotency_error"}; no issuer refused anything.
+	withIdempotencyError := intent(stripe.PaymentIntentStatusRequiresPaymentMethod, nil)
+	withIdempotencyError.LastPaymentError = &stripe.Error{Type: stripe.ErrorTypeIdempotency}
+	withAPIError := intent(stripe.PaymentIntentStatusRequiresPaymentMethod, nil)
+	withAPIError.LastPaymentError = &stripe.Error{Type: stripe.ErrorTypeAPI, Code: "processing_error"}
+	withUntypedError := intent(stripe.PaymentIntentStatusRequiresPaymentMethod, nil)
+	withUntypedError.LastPaymentError = &stripe.Error{Code: "card_declined", DeclineCode: "insufficient_funds"}
 	resent := response{wrote: true, writes: 2}
 
 	for _, tc := range []struct {
@@ -60,7 +68,12 @@ func TestClassifyWrite(t *testing.T) {
 		{"replayed success", response{}, intent(stripe.PaymentIntentStatusSucceeded, map[string]string{"Idempotent-Replayed": "true"}), nil, retry.ClassSuccess, false},
 		{"processing", response{}, intent(stripe.PaymentIntentStatusProcessing, nil), nil, retry.ClassUnknownFinal, true},
 		{"requires action", response{}, intent(stripe.PaymentIntentStatusRequiresAction, nil), nil, retry.ClassUnknownFinal, true},
-		{"requires payment method with error", response{}, withLastError, nil, retry.ClassDecline, false},
+		{"requires payment method with a card_error", response{}, withLastError, nil, retry.ClassDecline, false},
+		// Only a card_error is a decline (Stripe's error object, "type"); stripe-mock answers
+		// every create with the idempotency_error one.
+		{"requires payment method with an idempotency_error", response{}, withIdempotencyError, nil, retry.ClassUnknownFinal, true},
+		{"requires payment method with an api_error", response{}, withAPIError, nil, retry.ClassUnknownFinal, true},
+		{"requires payment method with an untyped error", response{}, withUntypedError, nil, retry.ClassUnknownFinal, true},
 		{"canceled", response{}, intent(stripe.PaymentIntentStatusCanceled, nil), nil, retry.ClassTerminal, false},
 		{"402 decline", response{}, nil, declined, retry.ClassDecline, false},
 		{"replayed 402", response{}, nil, stripeErr(402, stripe.ErrorTypeCard, "card_declined", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassDecline, false},
@@ -76,6 +89,14 @@ func TestClassifyWrite(t *testing.T) {
 		{"429 lock_timeout", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "lock_timeout", nil, `{}`), retry.ClassBusy, true},
 		{"429 rate_limit", response{}, nil, stripeErr(429, stripe.ErrorTypeInvalidRequest, "rate_limit", map[string]string{"Retry-After": "30"}, `{}`), retry.ClassRetryAfter, false},
 		{"500 keyed write", response{}, nil, stripeErr(500, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassUnknownFinal, true},
+		// Stripe's 424, a failed external dependency (Stripe, "Advanced error handling", HTTP
+		// status codes): on the keyed write an unknown outcome like a 500, never a bad request.
+		{"424 keyed write", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassUnknownFinal, true},
+		{"424 typed invalid_request_error", response{}, nil, stripeErr(424, stripe.ErrorTypeInvalidRequest, "", nil, `{}`), retry.ClassUnknownFinal, true},
+		{"replayed 424", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", map[string]string{"Idempotent-Replayed": "true"}, `{}`), retry.ClassStoredResult, true},
+		{"should-retry false on 424", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", map[string]string{"Stripe-Should-Retry": "false"}, `{}`), retry.ClassUnknownFinal, true},
+		{"should-retry true on 424", response{}, nil, stripeErr(424, stripe.ErrorTypeAPI, "", map[string]string{"Stripe-Should-Retry": "true"}, `{}`), retry.ClassRetry, true},
+		{"non-JSON 424", response{wrote: true, status: 424, header: http.Header{}}, nil, errors.New("Couldn't deserialize JSON"), retry.ClassOutcomeUnknown, true},
 		{"502", response{}, nil, stripeErr(502, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, true},
 		{"503", response{}, nil, stripeErr(503, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, false},
 		{"504", response{}, nil, stripeErr(504, stripe.ErrorTypeAPI, "", nil, `{}`), retry.ClassRetry, true},
@@ -140,5 +161,32 @@ func TestRedact(t *testing.T) {
 		if got := redact("before " + s + " after"); got != "before [redacted] after" {
 			t.Errorf("redact(%q) = %q", s, got)
 		}
+	}
+}
+
+// TestIntentDeclineOnlyFromCardError: a PaymentIntent read back carries decline evidence only
+// for a last_payment_error of type card_error; reconciliation then never files another error
+// (stripe-mock's idempotency_error fixture, an api_error) as the issuer's decline.
+func TestIntentDeclineOnlyFromCardError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		typ         stripe.ErrorType
+		wantDecline bool
+	}{
+		{"card_error", stripe.ErrorTypeCard, true},
+		{"idempotency_error", stripe.ErrorTypeIdempotency, false},
+		{"api_error", stripe.ErrorTypeAPI, false},
+		{"invalid_request_error", stripe.ErrorTypeInvalidRequest, false},
+		{"no type", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pi := &stripe.PaymentIntent{ID: "pi_1", Status: stripe.PaymentIntentStatusRequiresPaymentMethod,
+				LastPaymentError: &stripe.Error{Type: tc.typ, Code: "card_declined", DeclineCode: "do_not_honor"}}
+			if got := intentOf(pi, nil).Decline != nil; got != tc.wantDecline {
+				t.Fatalf("decline: got %v, want %v", got, tc.wantDecline)
+			}
+		})
 	}
 }

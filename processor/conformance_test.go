@@ -101,6 +101,11 @@ func TestConformanceStripeMock(t *testing.T) {
 		if a.PaymentIntent == "" {
 			t.Fatalf("CreatePayment: no PaymentIntent id in %+v", a)
 		}
+		// stripe-mock answers with its fixture, requires_payment_method with a
+		// last_payment_error of type idempotency_error: no issuer declined anything.
+		if a.Outcome.Class == retry.ClassDecline || a.Decline != nil {
+			t.Fatalf("CreatePayment(%+v): got a decline %+v from stripe-mock's fixture, want none", p, a.Decline)
+		}
 	}
 	if _, err := c.Card(ctx, "pm_card_visa"); err != nil {
 		t.Fatalf("Card: %v", err)

@@ -17,14 +17,17 @@
 //	409 (idempotency_key_in_use), 429 lock_timeout   busy (same key, short wait)
 //	429 rate_limit                                   retry_after
 //	502, 504 / 503                                   retry (may have executed / answered before execution)
-//	500 on the keyed write                           unknown_final (pending, reconcile)
+//	500, 424 on the keyed write                      unknown_final (pending, reconcile); 424 is
+//	                                                 Stripe's failed external dependency
 //	402 card_error                                   decline
 //	401, 403 (our own key refused)                   retry (nothing ran: a processor outage
 //	                                                 for the caller, never an invalid request)
 //	400 idempotency_error, other 4xx                 terminal
 //	non-JSON body                                    outcome_unknown for writes, retry for reads
 //	200 succeeded / processing, requires_action /    success / unknown_final (pending) /
-//	    requires_payment_method + error / canceled   decline / terminal (failed)
+//	    requires_payment_method + card_error /       decline /
+//	    requires_payment_method + another error /    unknown_final (no decline) /
+//	    canceled                                     terminal (failed)
 //	written twice (transport re-send), then any      the answer's class, marked may have
 //	    answer but a PaymentIntent or a decline      executed (the first write may have)
 //

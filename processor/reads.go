@@ -51,8 +51,9 @@ type Intent struct {
 	RootChargeID string `json:"root_charge_id,omitempty"`
 	// Created is when the processor created the PaymentIntent (whole seconds, UTC).
 	Created time.Time `json:"created"`
-	// Decline is the evidence of last_payment_error, newer fields included; nil when the
-	// PaymentIntent carries no error.
+	// Decline is the evidence of last_payment_error, newer fields included, when it is a
+	// card_error; nil when the PaymentIntent carries no error or one of another type (an
+	// api_error, an idempotency_error), which is no decline.
 	Decline *Decline `json:"decline,omitempty"`
 }
 
@@ -277,7 +278,8 @@ func classifyReadError(se *stripe.Error) ReadResult {
 		out.Class = retry.ClassTerminal
 	case status == http.StatusTooManyRequests:
 		out.Class = retry.ClassRetryAfter
-	case status == http.StatusConflict || status >= 500:
+	case status == http.StatusConflict || status == http.StatusFailedDependency || status >= 500:
+		// A 424: a dependency outside the processor failed; a read is safe to repeat.
 		out.Class = retry.ClassRetry
 	default:
 		out.Class = retry.ClassTerminal
@@ -313,7 +315,7 @@ func intentOf(pi *stripe.PaymentIntent, lastError []byte) Intent {
 		in.ChargeID = pi.Metadata[MetadataChargeID]
 		in.RootChargeID = pi.Metadata[MetadataRootChargeID]
 	}
-	if pi.LastPaymentError != nil {
+	if isCardError(pi.LastPaymentError) {
 		in.Decline = declineOf(pi.LastPaymentError, lastError)
 	}
 	return in

@@ -282,6 +282,7 @@ func TestReadClassification(t *testing.T) {
 		{"500 should-retry false", 500, map[string]string{"Stripe-Should-Retry": "false"}, `{"error":{"type":"api_error","message":"boom"}}`, retry.ClassTerminal, false},
 		{"502 html", 502, nil, `<html>bad gateway</html>`, retry.ClassRetry, false},
 		{"503", 503, nil, `{"error":{"type":"api_error","message":"unavailable"}}`, retry.ClassRetry, false},
+		{"424", 424, nil, `{"error":{"type":"api_error","message":"an external dependency failed"}}`, retry.ClassRetry, false},
 		{"429", 429, map[string]string{"Retry-After": "2"}, `{"error":{"type":"invalid_request_error","code":"rate_limit","message":"slow down"}}`, retry.ClassRetryAfter, false},
 		{"409 should-retry true", 409, map[string]string{"Stripe-Should-Retry": "true"}, `{"error":{"type":"invalid_request_error","code":"lock_timeout","message":"busy"}}`, retry.ClassRetry, false},
 		{"400", 400, nil, `{"error":{"type":"invalid_request_error","code":"parameter_invalid_integer","message":"bad"}}`, retry.ClassTerminal, false},

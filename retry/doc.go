@@ -97,8 +97,10 @@
 // # Retry-After
 //
 // ParseRetryAfter accepts delta-seconds and the three HTTP-date forms of
-// RFC 9110 (IMF-fixdate, and the obsolete RFC 850 and asctime forms). A date
-// in the past means no wait. When the response carries a valid Date header,
+// RFC 9110 (IMF-fixdate, and the obsolete RFC 850 and asctime forms), the
+// leap second 23:59:60 included; a two-digit RFC 850 year more than 50 years
+// ahead, date against date, is the century before. A date in the past means
+// no wait. When the response carries a valid Date header,
 // the wait is measured on the processor's clock, with the correction bounded
 // by Policy.MaxClockSkew. An invalid value is recorded in the report and
 // ignored: the loop falls back to backoff.

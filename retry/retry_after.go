@@ -24,9 +24,9 @@ const (
 //
 // The value is either delta-seconds (1*DIGIT; huge values saturate rather
 // than overflow) or an HTTP-date in IMF-fixdate, obsolete RFC 850 or asctime
-// form. A date in the past gives 0. When date, the response's Date header,
-// parses as an HTTP-date, it corrects the clock skew between the processor
-// and this host: the wait is measured on the processor's clock, with the
+// form, the leap second 23:59:60 included. A date in the past gives 0. When
+// date, the response's Date header, parses as an HTTP-date, it corrects the
+// clock skew between the processor and this host: the wait is measured on the processor's clock, with the
 // correction bounded by maxSkew so a wrong Date header cannot move the wait
 // by more than that. An invalid Date header is ignored.
 //
@@ -63,7 +63,8 @@ func ParseRetryAfter(value, date string, now time.Time, maxSkew time.Duration) (
 
 // ParseHTTPDate parses an HTTP-date (IMF-fixdate, obsolete RFC 850 or asctime form, with
 // optional whitespace around it) as ParseRetryAfter reads one, in a Retry-After or a Date
-// header. A two-digit RFC 850 year is placed relative to now (see parseHTTPDate).
+// header. A two-digit RFC 850 year is placed relative to now (see rfc850Year), and the
+// leap second 23:59:60 is read as the instant after 23:59:59.
 func ParseHTTPDate(s string, now time.Time) (time.Time, bool) {
 	return parseHTTPDate(trimOWS(s), now)
 }
@@ -85,12 +86,36 @@ func parseDeltaSeconds(s string) (int64, bool) {
 }
 
 // parseHTTPDate parses the three HTTP-date forms. A two-digit RFC 850 year
-// that would be more than 50 years after now is taken as the most recent past
-// year with those digits, as RFC 9110 requires.
+// is placed as RFC 9110 requires (see rfc850Year), and the leap second
+// 23:59:60 that RFC 9110's time-of-day allows is read in every form.
 func parseHTTPDate(s string, now time.Time) (time.Time, bool) {
 	if s == "" {
 		return time.Time{}, false
 	}
+	// time.Parse refuses a 60th second. A leap second is read as 23:59:59 and
+	// moved one second on: on a clock without leap seconds, such as this
+	// host's, the instant it ends is the next midnight.
+	leap := false
+	if i := strings.Index(s, leapSecond); i >= 0 {
+		s = s[:i] + lastSecond + s[i+len(leapSecond):]
+		leap = true
+	}
+	t, ok := parseDateForms(s, now)
+	if ok && leap {
+		t = t.Add(time.Second)
+	}
+	return t, ok
+}
+
+// The leap second as an HTTP-date writes it, and the second before it; the
+// spaces around them keep the match on the time-of-day of every form.
+const (
+	leapSecond = " 23:59:60 "
+	lastSecond = " 23:59:59 "
+)
+
+// parseDateForms parses s in the three HTTP-date forms, seconds 00 to 59.
+func parseDateForms(s string, now time.Time) (time.Time, bool) {
 	if t, err := time.Parse(layoutIMFFixdate, s); err == nil {
 		return t, true
 	}
@@ -101,12 +126,31 @@ func parseHTTPDate(s string, now time.Time) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	ref := now.UTC().Year()
-	year := ref - ref%100 + t.Year()%100
-	if year > ref+50 {
+	return rfc850Year(t, now)
+}
+
+// rfc850Year places an RFC 850 date, whose year t carries only as two
+// digits, in its century. RFC 9110 section 5.6.7: a timestamp that appears to
+// be more than 50 years in the future is the most recent year in the past
+// with the same last two digits. The whole date is compared, not the year: on
+// 2 December 2026, 1 December 2076 is 2076 and 3 December 2076 is 1976. Of
+// the years with those two digits the latest whose date is at most 50 years
+// after now is taken, so a date is never read more than 50 years ahead, nor a
+// century too early; a 29 February that a candidate year lacks skips that
+// year.
+func rfc850Year(t, now time.Time) (time.Time, bool) {
+	now = now.UTC()
+	limit := now.AddDate(50, 0, 0)
+	yy := t.Year() % 100
+	year := now.Year() - now.Year()%100 + 100 + yy
+	for range 4 {
+		c := time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC)
+		if c.Day() == t.Day() && !c.After(limit) {
+			return c, true
+		}
 		year -= 100
 	}
-	return time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC), true
+	return time.Time{}, false
 }
 
 // trimOWS removes the optional whitespace (SP, HTAB) around a field value.

@@ -174,6 +174,11 @@ func statusError(status int, code, message string) *apiError {
 		}
 		code = "card_declined"
 		e.Message = "Your card was declined."
+	case status == http.StatusFailedDependency:
+		// Stripe's 424: a dependency outside the processor failed while the request ran.
+		e.Type = typeAPI
+		e.Message = "The request could not be completed because an external dependency failed. " +
+			"Check the state of the objects it concerns before trying again."
 	case status >= 500:
 		e.Type = typeAPI
 		e.Message = serverErrorMessage(status)

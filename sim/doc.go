@@ -118,7 +118,9 @@
 // where outcome is one of
 //
 //	approve                      succeeded
-//	decline_<code>               declined with decline_code <code> (any lower-case code)
+//	decline_<code>               declined with decline_code <code> (any lower-case code;
+//	                             card_decline_rate_limit_exceeded is a card error code
+//	                             Stripe sends without a decline_code)
 //	requires_action              needs 3D Secure (its own card: see cardN)
 //	processing                   processing, succeeded after Config.ProcessingTime
 //	processing_decline_<code>    processing, then declined with <code>
@@ -153,11 +155,16 @@
 //	                                                     is the same card with a new expiry
 //	pm_sim_decline_try_again_later_advice_try_again_later
 //	pm_sim_decline_generic_decline_advice_do_not_try_again
+//	pm_sim_decline_pin_try_exceeded_visa_75              Visa 75, category 2: another card
+//	pm_sim_decline_do_not_honor_visa_5C                  Visa 5C (also 9G, 83: Visa's own codes)
+//	pm_sim_decline_card_decline_rate_limit_exceeded      code card_decline_rate_limit_exceeded,
+//	                                                     no decline_code
 //
 // A decline is answered 402 with type card_error, code card_declined (or, as
 // at Stripe, the decline code itself for expired_card, incorrect_cvc,
-// incorrect_number, processing_error, authentication_required and a few
-// more), decline_code, message, charge, payment_method, and payment_intent:
+// incorrect_number, incorrect_address, processing_error,
+// authentication_required and a few more), decline_code, message, charge,
+// payment_method, and payment_intent:
 // the PaymentIntent in status requires_payment_method with
 // last_payment_error. When set, network_decline_code, network_advice_code and
 // advice_code appear in the error, in last_payment_error and in
@@ -235,6 +242,9 @@
 //	  {"refuse": true},
 //	  {"status": 500, "after_commit": true},
 //	  {"blackhole": true},
+//	  {"status": 402, "decline_code": "insufficient_funds", "network_decline_code": "51"},
+//	  {"status": 402, "code": "card_decline_rate_limit_exceeded"},
+//	  {"status": 424, "after_commit": true},
 //	  {}
 //	]'
 //	curl localhost:12111/_sim/script                       # the steps left
@@ -242,15 +252,34 @@
 // The steps:
 //
 //	{"status": N}
-//	    Answer N (400-599) in Stripe's shape without executing; nothing is
-//	    stored under the key. Defaults: 429 code rate_limit; 409 code
-//	    idempotency_key_in_use with Stripe-Should-Retry: true; 5xx type
+//	    Answer N (400-599, but 402: below) in Stripe's shape without
+//	    executing; nothing is stored under the key. Defaults: 429 code
+//	    rate_limit; 409 code idempotency_key_in_use with Stripe-Should-Retry:
+//	    true; 424 (Stripe's failed external dependency) and 5xx type
 //	    api_error. Optional: "code" (e.g. "lock_timeout", which also sends
 //	    Stripe-Should-Retry: true), "message", "should_retry" (true or false:
 //	    the Stripe-Should-Retry header), "retry_after" (a string or number sent
 //	    verbatim as Retry-After: delta seconds, an HTTP-date, or garbage to
 //	    test a client), "date" (replaces the Date header, to skew the clock
 //	    a client sees). {} and {"status": 200} let the request through.
+//	{"status": 402, "code", "decline_code", "network_decline_code", "advice_code", "network_advice_code"}
+//	    Execute the request and decline its payment, whatever the payment
+//	    method would do, with a card error of those fields (each optional):
+//	    402 card_error, the PaymentIntent in requires_payment_method with them
+//	    in last_payment_error and latest_charge.outcome, stored under the key
+//	    and replayed like any decline. Without code nor decline_code it is
+//	    Stripe's generic_decline; a decline_code alone takes Stripe's code for
+//	    it (card_declined, or the decline code itself for expired_card,
+//	    incorrect_cvc, ...); a code alone is a card error without a
+//	    decline_code (card_decline_rate_limit_exceeded, which is also not sent
+//	    to the network). "message" replaces the message; it combines with
+//	    delay_ms, processing_ms and drop_response, not with after_commit. The
+//	    decline fields go with status 402 only.
+//	{"status": 424, "after_commit": true}
+//	    Stripe's 424, an external dependency failed: api_error. Without
+//	    after_commit it is answered before execution and nothing is stored;
+//	    with it the request executes, then the 424 is answered and stored
+//	    under the key, as a stored 500.
 //	{"delay_ms": N}
 //	    Wait N ms, key not held, then go on (combines with any other field).
 //	    The request executes even if the client gave up meanwhile: the

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,8 +25,18 @@ type Step struct {
 	// JSON accepts a string or a number.
 	RetryAfter string `json:"retry_after,omitempty"`
 	// Code overrides the error code of Status (defaults: 429 rate_limit,
-	// 409 idempotency_key_in_use; e.g. "lock_timeout").
+	// 409 idempotency_key_in_use; e.g. "lock_timeout"). With status 402 it is
+	// the card error's code (card_declined, expired_card,
+	// card_decline_rate_limit_exceeded, ...).
 	Code string `json:"code,omitempty"`
+	// DeclineCode, NetworkDeclineCode, AdviceCode and NetworkAdviceCode go with
+	// status 402: the card error's decline_code, network_decline_code,
+	// advice_code and network_advice_code. A 402 step executes the request and
+	// declines its payment with them, stored under the key like any decline.
+	DeclineCode        string `json:"decline_code,omitempty"`
+	NetworkDeclineCode string `json:"network_decline_code,omitempty"`
+	AdviceCode         string `json:"advice_code,omitempty"`
+	NetworkAdviceCode  string `json:"network_advice_code,omitempty"`
 	// Message overrides the error message.
 	Message string `json:"message,omitempty"`
 	// ShouldRetry, when set, sends Stripe-Should-Retry: true or false.
@@ -89,9 +100,11 @@ func (st *Step) UnmarshalJSON(b []byte) error {
 const maxHoldMS = 10 * 60 * 1000
 
 // Validate reports the first problem with st: a status outside 200 and
-// 400–599, conflicting actions, negative or over ten minute waits, or a
-// header value that is not printable ASCII.
+// 400–599, conflicting actions, negative or over ten minute waits, decline
+// fields without status 402, or a header value or code that is not printable
+// ASCII.
 func (st Step) Validate() error {
+	declineFields := st.DeclineCode != "" || st.NetworkDeclineCode != "" || st.AdviceCode != "" || st.NetworkAdviceCode != ""
 	switch {
 	case st.Status != 0 && st.Status != http.StatusOK && (st.Status < 400 || st.Status > 599):
 		return fmt.Errorf("status %d: want 200 or 400-599", st.Status)
@@ -107,8 +120,14 @@ func (st Step) Validate() error {
 		return errors.New("status without after_commit answers before execution: nothing to drop or process")
 	case st.AfterCommit && st.Status == http.StatusOK:
 		return errors.New("after_commit: want an error status")
+	case st.AfterCommit && st.Status == http.StatusPaymentRequired:
+		return errors.New("after_commit: a 402 step executes the request already, and declines it")
+	case declineFields && st.Status != http.StatusPaymentRequired:
+		return errors.New("decline_code, network_decline_code, advice_code, network_advice_code: only with status 402")
 	}
-	for name, v := range map[string]string{"retry_after": st.RetryAfter, "date": st.Date, "code": st.Code, "message": st.Message} {
+	for name, v := range map[string]string{"retry_after": st.RetryAfter, "date": st.Date, "code": st.Code, "message": st.Message,
+		"decline_code": st.DeclineCode, "network_decline_code": st.NetworkDeclineCode, "advice_code": st.AdviceCode,
+		"network_advice_code": st.NetworkAdviceCode} {
 		if len(v) > 500 {
 			return fmt.Errorf("%s: longer than 500 characters", name)
 		}
@@ -121,9 +140,34 @@ func (st Step) Validate() error {
 	return nil
 }
 
-// answers reports whether st answers with an error before execution.
+// answers reports whether st answers with an error before execution: a 402 executes and
+// declines instead (see declines).
 func (st Step) answers() bool {
-	return st.Status >= 400 && !st.AfterCommit
+	return st.Status >= 400 && !st.AfterCommit && st.Status != http.StatusPaymentRequired
+}
+
+// declines returns the card error a 402 step declines the confirmation with, and false for
+// any other step. Without code nor decline_code it is Stripe's generic decline; with a
+// decline_code alone, Stripe's code for it (card_declined, or the decline code itself for
+// expired_card, incorrect_cvc, ...); with a code alone, a card error without a decline_code
+// (card_decline_rate_limit_exceeded, say).
+func (st Step) declines() (decline, bool) {
+	if st.Status != http.StatusPaymentRequired {
+		return decline{}, false
+	}
+	var d decline
+	switch {
+	case st.Code == "":
+		d = newDecline(cmp.Or(st.DeclineCode, "generic_decline"))
+	default:
+		d = decline{code: st.Code, declineCode: st.DeclineCode, param: ownErrorCode[st.Code]}
+		d.message = cmp.Or(declineMessages[st.DeclineCode], declineMessages[st.Code], genericDeclineMessage)
+	}
+	d.networkDeclineCode, d.adviceCode, d.networkAdviceCode = st.NetworkDeclineCode, st.AdviceCode, st.NetworkAdviceCode
+	if st.Message != "" {
+		d.message = st.Message
+	}
+	return d, true
 }
 
 // commitStatus is the status stored after execution, 0 for the real answer.

@@ -113,6 +113,115 @@ func TestAfterCommitIsStored(t *testing.T) {
 	}
 }
 
+// TestScriptedDecline: a 402 step declines the payment it executes with the card error's
+// fields it names, as Stripe answers a decline (a card_error, the PaymentIntent in
+// requires_payment_method with last_payment_error), stored under the key and replayed.
+// Codes from Stripe's "Decline codes" and "Error codes"; network codes from Checkout.com's
+// "Visa response codes".
+func TestScriptedDecline(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, step, pm          string
+		code, declineCode       string
+		network, advice, mac    string
+		message, param, outcome string
+	}{
+		{name: "no fields: Stripe's generic decline", step: `{"status": 402}`, pm: "pm_card_visa",
+			code: "card_declined", declineCode: "generic_decline", message: "Your card was declined.", outcome: "declined_by_network"},
+		{name: "decline and network codes", pm: "pm_card_visa",
+			step: `{"status": 402, "decline_code": "insufficient_funds", "network_decline_code": "51", "advice_code": "try_again_later"}`,
+			code: "card_declined", declineCode: "insufficient_funds", network: "51", advice: "try_again_later",
+			message: "Your card has insufficient funds.", outcome: "declined_by_network"},
+		{name: "Mastercard advice", pm: "pm_card_mastercard",
+			step: `{"status": 402, "decline_code": "do_not_honor", "network_decline_code": "05", "network_advice_code": "03"}`,
+			code: "card_declined", declineCode: "do_not_honor", network: "05", mac: "03", message: "Your card was declined.", outcome: "declined_by_network"},
+		{name: "a decline code with Stripe's own error code", step: `{"status": 402, "decline_code": "expired_card"}`, pm: "pm_card_visa",
+			code: "expired_card", declineCode: "expired_card", message: "Your card has expired.", param: "exp_month", outcome: "declined_by_network"},
+		{name: "an error code alone", step: `{"status": 402, "code": "incorrect_address"}`, pm: "pm_card_visa",
+			code: "incorrect_address", message: "Your card's address is incorrect.", param: "address_line1", outcome: "declined_by_network"},
+		{name: "Stripe's decline rate limit", step: `{"status": 402, "code": "card_decline_rate_limit_exceeded"}`, pm: "pm_card_visa",
+			code: "card_decline_rate_limit_exceeded", message: "You have exceeded the maximum number of declines on this card in the last 24 hour period. " +
+				"Please contact us via https://support.stripe.com/contact if you need further assistance.", outcome: "not_sent_to_network"},
+		{name: "Visa 83 with a message", step: `{"status": 402, "decline_code": "fraudulent", "network_decline_code": "83", "message": "Blocked."}`,
+			pm: "pm_card_visa", code: "card_declined", declineCode: "fraudulent", network: "83", message: "Blocked.", outcome: "declined_by_network"},
+		{name: "a card that would approve or ask for 3-D Secure declines",
+			step: `{"status": 402, "decline_code": "mobile_device_authentication_required"}`, pm: "pm_card_authenticationRequired",
+			code: "card_declined", declineCode: "mobile_device_authentication_required",
+			message: "Your card was declined. This transaction requires authentication.", outcome: "declined_by_network"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.script(t, "["+tc.step+"]")
+			_, err := b.pi.New(charge(tc.pm, "k"))
+			se := stripeError(t, err)
+			if se.HTTPStatusCode != http.StatusPaymentRequired || se.Type != stripe.ErrorTypeCard {
+				t.Fatalf("got %d %s, want 402 card_error", se.HTTPStatusCode, se.Type)
+			}
+			if string(se.Code) != tc.code || string(se.DeclineCode) != tc.declineCode || se.Msg != tc.message || se.Param != tc.param {
+				t.Errorf("got code %q decline_code %q message %q param %q, want %q %q %q %q",
+					se.Code, se.DeclineCode, se.Msg, se.Param, tc.code, tc.declineCode, tc.message, tc.param)
+			}
+			raw := rawError(t, se)
+			for field, want := range map[string]string{"network_decline_code": tc.network, "advice_code": tc.advice, "network_advice_code": tc.mac} {
+				if got, _ := raw[field].(string); got != want {
+					t.Errorf("got %s %q, want %q", field, got, want)
+				}
+			}
+			pi := se.PaymentIntent
+			if pi == nil || pi.Status != stripe.PaymentIntentStatusRequiresPaymentMethod || pi.LastPaymentError == nil ||
+				pi.LastPaymentError.Type != stripe.ErrorTypeCard || string(pi.LastPaymentError.Code) != tc.code {
+				t.Fatalf("got payment_intent %+v, want requires_payment_method with the card_error", pi)
+			}
+			// Executed and stored like any decline: one effect, the same 402 replayed.
+			if e := b.ledgerEntry(t, "k"); e.Executions != 1 || e.Effects != 1 || e.Status != "requires_payment_method" {
+				t.Errorf("got ledger %+v, want 1 execution, 1 effect, requires_payment_method", e)
+			}
+			_, err = b.pi.New(charge(tc.pm, "k"))
+			again := stripeError(t, err)
+			if again.LastResponse.Header.Get("Idempotent-Replayed") != "true" || string(again.LastResponse.RawJSON) != string(se.LastResponse.RawJSON) {
+				t.Errorf("got %d replayed %q, want the stored 402 replayed", again.HTTPStatusCode, again.LastResponse.Header.Get("Idempotent-Replayed"))
+			}
+			got, err := b.pi.Get(pi.ID, &stripe.PaymentIntentParams{Expand: []*string{stripe.String("latest_charge")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.LatestCharge == nil || got.LatestCharge.Outcome == nil || got.LatestCharge.Outcome.NetworkStatus != tc.outcome {
+				t.Errorf("got latest_charge %+v, want outcome.network_status %s", got.LatestCharge, tc.outcome)
+			}
+		})
+	}
+}
+
+// TestScripted424: Stripe's 424, a failed external dependency. Before execution nothing is
+// stored and a retry with the key executes; with after_commit the effect exists and the 424
+// is replayed.
+func TestScripted424(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.script(t, `[{"status": 424}, {}, {"status": 424, "after_commit": true}]`)
+	_, err := b.pi.New(charge("pm_card_visa", "before"))
+	se := stripeError(t, err)
+	if se.HTTPStatusCode != http.StatusFailedDependency || se.Type != stripe.ErrorTypeAPI {
+		t.Fatalf("got %d %s, want 424 api_error", se.HTTPStatusCode, se.Type)
+	}
+	if _, err := b.pi.New(charge("pm_card_visa", "before")); err != nil {
+		t.Fatalf("retry after a 424 before execution: got %v, want the charge made", err)
+	}
+	_, err = b.pi.New(charge("pm_card_visa", "after"))
+	if se := stripeError(t, err); se.HTTPStatusCode != http.StatusFailedDependency {
+		t.Fatalf("got %d, want 424", se.HTTPStatusCode)
+	}
+	if e := b.ledgerEntry(t, "after"); e.Effects != 1 || e.Status != "succeeded" {
+		t.Errorf("got ledger %+v, want the charge made behind the 424", e)
+	}
+	_, err = b.pi.New(charge("pm_card_visa", "after"))
+	if se := stripeError(t, err); se.HTTPStatusCode != http.StatusFailedDependency || se.LastResponse.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("got %d replayed %q, want the stored 424 replayed", se.HTTPStatusCode, se.LastResponse.Header.Get("Idempotent-Replayed"))
+	}
+}
+
 // traced sends the standard charge with key through a client using hc and
 // reports whether net/http wrote the whole request.
 func traced(t *testing.T, b *bundle, hc *http.Client, key string, timeout time.Duration) (pi *stripe.PaymentIntent, wrote bool, err error) {
@@ -430,6 +539,8 @@ func TestControlEndpoints(t *testing.T) {
 		`[{"status": 302}]`, `[{"refuse": true, "status": 503}]`, `[{"blackhole": true, "drop_response": true}]`,
 		`[{"status": 503, "drop_response": true}]`, `[{"delay_ms": -1}]`, `[{"sttus": 503}]`, `{`,
 		`[{"retry_after": "30\r\nX-Evil: 1"}]`,
+		`[{"status": 503, "decline_code": "insufficient_funds"}]`, `[{"network_decline_code": "51"}]`,
+		`[{"status": 402, "after_commit": true}]`, `[{"status": 402, "decline_code": "x\u00e9"}]`,
 	} {
 		if status, body := post("/_sim/script", bad); status != http.StatusBadRequest || !strings.Contains(body, `"error"`) {
 			t.Errorf("POST /_sim/script %s: got %d %s, want 400 with an error", bad, status, body)

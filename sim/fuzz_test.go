@@ -103,6 +103,8 @@ func FuzzSimMethodID(f *testing.F) {
 		"pm_sim_approve", "pm_sim_decline_do_not_honor_visa_05_advice_try_again_later",
 		"pm_sim_decline_insufficient_funds_mc_51_mac24_card3_exp0130_first2", "pm_sim_processing_decline_lost_card",
 		"pm_sim_requires_action_amex", "pm_sim_decline_", "pm_sim_decline_x_advice", "pm_sim_approve_exp1399",
+		"pm_sim_decline_card_decline_rate_limit_exceeded", "pm_sim_decline_pin_try_exceeded_visa_75",
+		"pm_sim_decline_fraudulent_visa_83", "pm_sim_decline_card_decline_rate_limit_exceeded_visa_05",
 	} {
 		f.Add(s)
 	}
@@ -117,8 +119,11 @@ func FuzzSimMethodID(f *testing.F) {
 		if m.card.expMonth < 1 || m.card.expMonth > 12 {
 			t.Fatalf("parseSimMethod(%q): got exp month %d", id, m.card.expMonth)
 		}
-		if (m.kind == declined || m.settleDecline) && m.decline.declineCode == "" {
+		if (m.kind == declined || m.settleDecline) && m.decline.code == "" {
 			t.Fatalf("parseSimMethod(%q): got a decline without a code", id)
+		}
+		if m.decline.declineCode == "" && m.decline.code != "" && m.decline.code != "card_decline_rate_limit_exceeded" {
+			t.Fatalf("parseSimMethod(%q): got code %q without a decline_code", id, m.decline.code)
 		}
 		if m.decline.networkAdviceCode != "" && m.card.brand != "mastercard" {
 			t.Fatalf("parseSimMethod(%q): got a Mastercard advice code on %s", id, m.card.brand)
@@ -131,6 +136,9 @@ func FuzzParseScript(f *testing.F) {
 		`[{"status": 503}]`, `[{"status": 429, "retry_after": "30"}, {"delay_ms": 10}]`,
 		`{"steps": [{"drop_response": true}, {"refuse": true}, {"blackhole": true}]}`,
 		`[{"status": 500, "after_commit": true}]`, `[{"retry_after": 5}]`, `[{"x": 1}]`, `[]`, `null`,
+		`[{"status": 402, "code": "card_decline_rate_limit_exceeded"}]`,
+		`[{"status": 402, "decline_code": "insufficient_funds", "network_decline_code": "51", "advice_code": "try_again_later", "drop_response": true}]`,
+		`[{"status": 424}, {"status": 424, "after_commit": true}]`, `[{"status": 503, "decline_code": "x"}]`,
 	} {
 		f.Add(s)
 	}
@@ -145,6 +153,13 @@ func FuzzParseScript(f *testing.F) {
 			}
 			if st.answers() && (st.DropResponse || st.Refuse || st.Blackhole) {
 				t.Fatalf("ParseScript(%q) step %d: accepted conflicting actions", s, i)
+			}
+			d, declines := st.declines()
+			if declines != (st.Status == 402) || declines && (d.code == "" || st.AfterCommit || st.answers()) {
+				t.Fatalf("ParseScript(%q) step %d: a 402 step must decline its execution, and only it: %+v", s, i, d)
+			}
+			if !declines && (st.DeclineCode != "" || st.NetworkDeclineCode != "" || st.AdviceCode != "" || st.NetworkAdviceCode != "") {
+				t.Fatalf("ParseScript(%q) step %d: accepted decline fields without status 402", s, i)
 			}
 		}
 	})

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"strings"
 	"time"
 )
@@ -265,11 +266,12 @@ func (s *Server) renderCharge(pi *intent) map[string]any {
 	}
 	var failureCode, failureMessage any
 	if d := ch.decline; d != nil {
+		reason := cmp.Or(d.declineCode, d.code)
 		outcome["network_status"] = "declined_by_network"
-		outcome["reason"] = d.declineCode
-		outcome["seller_message"] = "The bank returned the decline code `" + d.declineCode + "`."
+		outcome["reason"] = reason
+		outcome["seller_message"] = "The bank returned the decline code `" + reason + "`."
 		outcome["type"] = "issuer_declined"
-		if d.declineCode == "fraudulent" {
+		if d.blocked() {
 			outcome["network_status"] = "not_sent_to_network"
 			outcome["risk_level"] = "highest"
 			outcome["type"] = "blocked"

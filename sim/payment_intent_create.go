@@ -348,6 +348,13 @@ func (s *Server) executeLocked(req createRequest, c *call) response {
 		pi.status = statusRequiresPaymentMethod
 	case !req.confirm:
 		pi.status = statusRequiresConfirmation
+	case method != nil:
+		if d, ok := c.step.declines(); ok {
+			// A scripted decline: the issuer refuses whatever the payment method.
+			failed = s.failLocked(pi, d, now)
+			break
+		}
+		failed = s.confirmLocked(pi, req, now)
 	default:
 		failed = s.confirmLocked(pi, req, now)
 	}
@@ -368,6 +375,15 @@ func (s *Server) executeLocked(req createRequest, c *call) response {
 	return errorResponse(e)
 }
 
+// failLocked declines pi's payment with d: the PaymentIntent waits for another payment
+// method with d as its last error, beside a failed charge. s.mu must be held.
+func (s *Server) failLocked(pi *intent, d decline, now time.Time) *decline {
+	pi.status = statusRequiresPaymentMethod
+	pi.lastError = &d
+	pi.charge = &charge{id: newID("ch_", 24), created: now, status: "failed", decline: &d}
+	return &d
+}
+
 // confirmLocked confirms pi with its payment method and returns the decline
 // when the payment failed. s.mu must be held.
 func (s *Server) confirmLocked(pi *intent, req createRequest, now time.Time) *decline {
@@ -382,12 +398,7 @@ func (s *Server) confirmLocked(pi *intent, req createRequest, now time.Time) *de
 	newCharge := func(status string, d *decline) {
 		pi.charge = &charge{id: newID("ch_", 24), created: now, status: status, decline: d}
 	}
-	fail := func(d decline) *decline {
-		pi.status = statusRequiresPaymentMethod
-		pi.lastError = &d
-		newCharge("failed", &d)
-		return &d
-	}
+	fail := func(d decline) *decline { return s.failLocked(pi, d, now) }
 	switch kind {
 	case approve:
 		pi.status = statusSucceeded

@@ -111,6 +111,21 @@ func TestCreateDeclines(t *testing.T) {
 		{pm: "pm_sim_decline_do_not_honor_visa_05_advice_try_again_later", code: "card_declined", declineCode: "do_not_honor", networkDeclineCode: "05", adviceCode: "try_again_later", brand: "visa"},
 		{pm: "pm_sim_decline_generic_decline_advice_do_not_try_again", code: "card_declined", declineCode: "generic_decline", adviceCode: "do_not_try_again", brand: "visa"},
 		{pm: "pm_sim_decline_some_future_code_amex", code: "card_declined", declineCode: "some_future_code", brand: "amex"},
+		// Stripe's decline codes without a test card of Stripe's ("Decline codes"), and
+		// Visa's category-2 codes (Checkout.com, "Visa response codes"; TabaPay: 83).
+		{pm: "pm_sim_decline_authentication_not_handled", code: "card_declined", declineCode: "authentication_not_handled", brand: "visa"},
+		{pm: "pm_sim_decline_mobile_device_authentication_required", code: "card_declined", declineCode: "mobile_device_authentication_required", brand: "visa"},
+		{pm: "pm_sim_decline_incorrect_address", code: "incorrect_address", declineCode: "incorrect_address", brand: "visa"},
+		{pm: "pm_sim_decline_duplicate_transaction", code: "card_declined", declineCode: "duplicate_transaction", brand: "visa"},
+		{pm: "pm_sim_decline_pin_try_exceeded_visa_75", code: "card_declined", declineCode: "pin_try_exceeded", networkDeclineCode: "75", brand: "visa"},
+		{pm: "pm_sim_decline_currency_not_supported", code: "card_declined", declineCode: "currency_not_supported", brand: "visa"},
+		{pm: "pm_sim_decline_card_not_supported_mc", code: "card_declined", declineCode: "card_not_supported", brand: "mastercard"},
+		{pm: "pm_sim_decline_restricted_card_visa_62", code: "card_declined", declineCode: "restricted_card", networkDeclineCode: "62", brand: "visa"},
+		{pm: "pm_sim_decline_do_not_honor_visa_5C", code: "card_declined", declineCode: "do_not_honor", networkDeclineCode: "5C", brand: "visa"},
+		{pm: "pm_sim_decline_generic_decline_visa_9g", code: "card_declined", declineCode: "generic_decline", networkDeclineCode: "9G", brand: "visa"},
+		{pm: "pm_sim_decline_fraudulent_visa_83", code: "card_declined", declineCode: "fraudulent", networkDeclineCode: "83", brand: "visa"},
+		// A card error Stripe sends with its code alone (Stripe, "Error codes").
+		{pm: "pm_sim_decline_card_decline_rate_limit_exceeded", code: "card_decline_rate_limit_exceeded", brand: "visa"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.pm, func(t *testing.T) {

@@ -296,7 +296,7 @@ func parseSimMethod(id string) (testMethod, error) {
 	}
 	hasDeclineFields := t.decline.networkDeclineCode != "" || t.decline.networkAdviceCode != "" ||
 		t.decline.adviceCode != ""
-	if hasDeclineFields && t.decline.declineCode == "" {
+	if hasDeclineFields && t.decline.code == "" {
 		return testMethod{}, errSimMethod // network codes only go with a decline
 	}
 	if t.decline.networkAdviceCode != "" {

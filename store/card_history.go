@@ -25,7 +25,7 @@ const cardLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1 || '/' || 
 // attemptColumns are a charge's card attempt, as scanAttempt reads them.
 const attemptColumns = `a.id, COALESCE(a.chain, a.id), a.card_at, a.card_outcome, COALESCE(a.card_class, ''),
 	COALESCE(a.card_network, ''), COALESCE(a.card_mac, 0), COALESCE(a.card_exp_month, 0), COALESCE(a.card_exp_year, 0),
-	a.card_cap_reached, a.card_settled_at`
+	a.card_cap_reached, a.card_settled_at, COALESCE(a.card_hold, ''), a.payment_method, a.currency`
 
 // cardHistorySQL reads the whole history of card $2 at processor account $1, in time order.
 const cardHistorySQL = `SELECT ` + attemptColumns + ` FROM charges a
@@ -75,8 +75,11 @@ func scanAttempts(rows pgx.Rows) (decline.History, error) {
 			outcome, class, netw string
 			mac, month, year     int
 			settled              *time.Time
+			hold                 string
 		)
-		err := r.Scan(&a.Charge, &a.Chain, &a.At, &outcome, &class, &netw, &mac, &month, &year, &a.CapReached, &settled)
+		err := r.Scan(&a.Charge, &a.Chain, &a.At, &outcome, &class, &netw, &mac, &month, &year, &a.CapReached, &settled,
+			&hold, &a.PaymentMethod, &a.Currency)
+		a.Hold = decline.ParseHold(hold)
 		a.Outcome, a.Class, a.Network = decline.Outcome(outcome), decline.Class(class), decline.ParseNetwork(netw)
 		a.MAC = decline.MAC(mac)
 		a.Expiry = decline.Expiry{Year: year, Month: month}

@@ -102,6 +102,7 @@ const finishSQL = `
 			card_category = CASE $14 WHEN '' THEN card_category WHEN 'none' THEN NULL ELSE NULLIF($16::int, 0) END,
 			card_mac = CASE $14 WHEN '' THEN card_mac WHEN 'none' THEN NULL ELSE NULLIF($17::int, 0) END,
 			card_cap_reached = CASE $14 WHEN '' THEN card_cap_reached ELSE $18 END,
+			card_hold = CASE $14 WHEN '' THEN card_hold WHEN 'none' THEN NULL ELSE NULLIF($27, '') END,
 			card_settled_at = CASE $14 WHEN '' THEN card_settled_at WHEN 'pending' THEN NULL WHEN 'none' THEN NULL
 				ELSE clock_timestamp() END,
 			card_fingerprint = COALESCE($19, card_fingerprint),
@@ -235,7 +236,7 @@ func finishArgs(p charge.FinishParams, firstCheck time.Duration) []any {
 	return []any{c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry, decline,
 		len(p.Attempts), encodeAttempts(p.Attempts), firstSent, nextID, nextAt,
 		cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached, movedFP,
-		status, body, p.Reason, firstCheck, p.ReleaseKey, p.Key, p.Card != nil && p.Card.Outcome.Refusal()}
+		status, body, p.Reason, firstCheck, p.ReleaseKey, p.Key, p.Card != nil && p.Card.Outcome.Refusal(), string(co.Hold)}
 }
 
 // Charge implements charge.Store.

@@ -53,7 +53,7 @@ func TestResolveWhileAnAttemptMayExecute(t *testing.T) {
 		{name: "attempt sent 40 s ago, checked within its window", sentAgo: 40 * time.Second, checkAgo: 10 * time.Second,
 			want: store.ErrReconcileFirst},
 		{name: "a smaller margin", sentAgo: 8 * time.Second, checkAgo: time.Second, margin: time.Second},
-		{name: "request still open", lockedFor: 5 * time.Second, checkAgo: time.Second, want: store.ErrAttemptInFlight,
+		{name: "request still open", status: "processing", lockedFor: 5 * time.Second, checkAgo: time.Second, want: store.ErrAttemptInFlight,
 			wantUntil: func(_, locked, _ time.Time) time.Time { return locked.Add(margin) }},
 		{name: "request open in a charge still processing", status: "processing", sentAgo: 5 * time.Minute, checkAgo: time.Second,
 			want: store.ErrAttemptInFlight},

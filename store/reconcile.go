@@ -397,9 +397,10 @@ func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.C
 			return fmt.Errorf("store: lock card: %w", err)
 		}
 	}
-	outcome, class, category, mac, capReached := "", "", 0, 0, false
+	outcome, class, category, mac, capReached, hold := "", "", 0, 0, false, ""
 	if co != nil {
-		outcome, class, category, mac, capReached = string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC), co.CapReached
+		outcome, class, category, mac, capReached, hold = string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC),
+			co.CapReached, string(co.Hold)
 	}
 	_, err := tx.Exec(ctx, `
 		WITH cur AS (SELECT card_at, card_outcome FROM charges WHERE id = $1),
@@ -408,7 +409,8 @@ func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.C
 				card_outcome = CASE WHEN $2 = '' THEN NULL WHEN $2 = 'pending' AND card_outcome IS NULL THEN NULL ELSE $2 END,
 				card_at = CASE WHEN card_outcome IS NULL THEN COALESCE(first_sent_at, created_at) ELSE card_at END,
 				card_class = NULLIF($3, ''), card_category = NULLIF($4::int, 0), card_mac = NULLIF($5::int, 0),
-				card_cap_reached = $6, card_settled_at = CASE WHEN $2 NOT IN ('', 'pending') THEN clock_timestamp() END
+				card_cap_reached = $6, card_settled_at = CASE WHEN $2 NOT IN ('', 'pending') THEN clock_timestamp() END,
+				card_hold = CASE WHEN $2 NOT IN ('', 'pending') THEN NULLIF($8, '') END
 			 WHERE id = $1 AND (card_outcome IS NOT NULL OR $2 NOT IN ('', 'pending'))
 			   AND card_fingerprint IS NOT NULL AND card_network IS NOT NULL
 			RETURNING processor_account, card_fingerprint, card_at
@@ -422,7 +424,7 @@ func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.C
 		SELECT u.processor_account, u.card_fingerprint, u.card_at, '', false FROM u WHERE $7 AND u.processor_account IS NOT NULL
 		ON CONFLICT (processor_account, fingerprint) DO UPDATE SET stale = true, version = card_states.version + 1
 		 WHERE (card_states.through_at, card_states.through_charge) >= (EXCLUDED.through_at, $1)`,
-		chargeID, outcome, class, category, mac, capReached, refusal)
+		chargeID, outcome, class, category, mac, capReached, refusal, hold)
 	if err != nil {
 		return fmt.Errorf("store: card history: %w", err)
 	}

@@ -59,7 +59,8 @@ func (db *DB) ReattemptCards(ctx context.Context, q report.Query) ([]report.Card
 		)
 		SELECT s.processor_account, s.fingerprint, s.network, s.merchants, s.refused,
 			h.charge_id, h.chain, h.at, h.outcome, COALESCE(h.class, ''), h.network, COALESCE(h.category, 0),
-			COALESCE(h.mac, 0), COALESCE(h.exp_month, 0), COALESCE(h.exp_year, 0), h.cap_reached, h.settled_at
+			COALESCE(h.mac, 0), COALESCE(h.exp_month, 0), COALESCE(h.exp_year, 0), h.cap_reached, h.settled_at,
+			COALESCE(h.hold, ''), COALESCE(h.payment_method, ''), COALESCE(h.currency, '')
 		  FROM summary s LEFT JOIN history h USING (processor_account, fingerprint)
 		 ORDER BY s.processor_account, s.fingerprint, h.at, h.charge_id`,
 		q.From, q.To, q.Merchant, q.Since())
@@ -82,9 +83,11 @@ func (db *DB) ReattemptCards(ctx context.Context, q report.Query) ([]report.Card
 			category, mac, month, year    int
 			capReached                    *bool
 			settledAt                     *time.Time
+			hold, paymentMethod, currency string
 		)
 		err := rows.Scan(&account, &fingerprint, &network, &merchants, &refused,
-			&charge, &chain, &at, &outcome, &class, &netw, &category, &mac, &month, &year, &capReached, &settledAt)
+			&charge, &chain, &at, &outcome, &class, &netw, &category, &mac, &month, &year, &capReached, &settledAt,
+			&hold, &paymentMethod, &currency)
 		if err != nil {
 			return nil, fmt.Errorf("store: reattempt report: %w", err)
 		}
@@ -108,6 +111,10 @@ func (db *DB) ReattemptCards(ctx context.Context, q report.Query) ([]report.Card
 				Expiry:     decline.Expiry{Year: year, Month: month},
 				CapReached: capReached != nil && *capReached,
 				KnownAt:    knownAt(settledAt),
+				Hold:       decline.ParseHold(hold),
+
+				PaymentMethod: paymentMethod,
+				Currency:      currency,
 			},
 			Category: decline.Category(category),
 		})

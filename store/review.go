@@ -176,8 +176,8 @@ const checkRunsAtMost = 2 * time.Minute
 type inFlight struct {
 	// attemptsEnd is the latest of the recorded attempts' starts plus their timeouts.
 	attemptsEnd *time.Time
-	// open: the charge's request may still run (the charge is processing, or its key's lock
-	// has not run out); lockedUntil is when its key's lock expires.
+	// open: the charge's request still runs (the charge is processing); lockedUntil is
+	// when its key's lock expires.
 	open        bool
 	lockedUntil *time.Time
 	// replayAt is the start of the last check whose replay of the request got no answer.
@@ -302,7 +302,9 @@ func (db *DB) ManualResolve(ctx context.Context, m ManualResolution) (*charge.Ch
 		if err != nil {
 			return fmt.Errorf("store: lock charge: %w", err)
 		}
-		flight.open = status == string(charge.StatusProcessing) || (flight.lockedUntil != nil && flight.lockedUntil.After(now))
+		// A key's lock outlives its request's run, which ends with the charge's outcome (the lock
+		// runs out by itself): a request is open while the charge is processing.
+		flight.open = status == string(charge.StatusProcessing)
 		until := flight.until(margin, now)
 		if now.Before(until) {
 			return &AttemptInFlightError{Until: until}
