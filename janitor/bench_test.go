@@ -79,7 +79,7 @@ func BenchmarkReconcileRetrieve(b *testing.B) {
 			SELECT id, 'm_bench', 1000, 'usd', 'pm_card_visa', 'customer', 'pending', $3, ref,
 				now() - interval '1 minute', now() - interval '1 minute', now(),
 				jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
-					4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))
+					4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text
 			  FROM unnest($1::text[], $2::text[]) AS t(id, ref)
 			RETURNING id
 		)

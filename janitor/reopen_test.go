@@ -152,7 +152,7 @@ func (b *bundle) pending(t *testing.T, paymentMethod string) string {
 		VALUES ($1, $2, 1000, 'usd', $3, 'customer', 'pending', $4,
 			now() - interval '1 minute', now() - interval '1 minute', now(),
 			jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
-				4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0)))`,
+				4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text)`,
 		id, b.merchant, paymentMethod, b.account)
 	if err != nil {
 		t.Fatal(err)

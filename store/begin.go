@@ -201,7 +201,10 @@ func (db *DB) snapshot(ctx context.Context, tx *pipelinedTx, q charge.SnapshotQu
 		case err == nil:
 			s.Charge = c
 			if s.Key != nil && status != nil {
-				s.Key.ResponseStatus, s.Key.ResponseBody = *status, body
+				s.Key.ResponseStatus = *status
+				if s.Key.ResponseBody, err = decodeAnswer(body); err != nil {
+					return err
+				}
 			}
 		case !errors.Is(err, ErrNotFound):
 			return fmt.Errorf("store: key's charge: %w", err)

@@ -92,7 +92,9 @@ const finishSQL = `
 		UPDATE charges SET status = $3, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
 			processor_account = COALESCE(NULLIF($5, ''), processor_account), failure_code = $6,
 			failure_retryable = $7, decline = $8, attempts = attempts + $9,
-			attempt_log = CASE WHEN $9 > 0 THEN COALESCE(attempt_log, '[]'::jsonb) || $10::jsonb ELSE attempt_log END,
+			-- Appended as text: the log's closing bracket gives way to the new attempts.
+			attempt_log = CASE WHEN $9 = 0 THEN attempt_log WHEN attempt_log IS NULL THEN $10::text
+				ELSE left(attempt_log, -1) || ',' || substr($10::text, 2) END,
 			first_sent_at = CASE WHEN $9 > 0 THEN COALESCE(first_sent_at, $11) ELSE first_sent_at END,
 			updated_at = clock_timestamp(),
 			finalized_at = CASE WHEN $3 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
@@ -202,7 +204,7 @@ func finishArgs(p charge.FinishParams, firstCheck time.Duration) []any {
 	var status *int
 	var body []byte
 	if p.ResponseStatus != 0 {
-		status, body = &p.ResponseStatus, p.ResponseBody
+		status, body = &p.ResponseStatus, encodeAnswer(p.ResponseBody)
 	}
 	// The card's history follows the outcome: a charge that failed never reached the card
 	// network, so its attempt is dropped (charge.NoCardAttempt, "none"), as is that of a

@@ -11,8 +11,11 @@ var Statements = map[string]string{
 	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL,
 }
 
-// EncodeAttempts and DecodeAttempts expose the attempt log's encoding to the tests.
+// EncodeAttempts, DecodeAttempts, EncodeAnswer and DecodeAnswer expose the attempt log's and
+// the stored answer's encodings to the tests.
 var (
 	EncodeAttempts = encodeAttempts
 	DecodeAttempts = decodeAttempts
+	EncodeAnswer   = encodeAnswer
+	DecodeAnswer   = decodeAnswer
 )

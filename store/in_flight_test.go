@@ -123,7 +123,7 @@ func setupInFlight(t *testing.T, ctx context.Context, tx pgx.Tx, tc inFlightCase
 			now() - interval '10 minutes', now())`, status)
 	if tc.sentAgo > 0 {
 		exec(`UPDATE charges SET first_sent_at = $1, attempt_log = jsonb_build_array(jsonb_build_array(1,
-			(extract(epoch FROM $1::timestamptz) * 1000000)::bigint, 4000, 4000, 'timeout', 0, '', '', 0, 0, 0, 0))
+			(extract(epoch FROM $1::timestamptz) * 1000000)::bigint, 4000, 4000, 'timeout', 0, '', '', 0, 0, 0, 0))::text
 			WHERE id = 'ch_flight'`, sent)
 	}
 	var lock *time.Time

@@ -139,7 +139,7 @@ func (b *reviveBundle) insert(t *testing.T, s chargeSpec) string {
 			now(), CASE WHEN $7 <> 'pending' THEN now() END,
 			jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
 				4000, 4000, CASE WHEN $7 = 'pending' THEN 'outcome_unknown' WHEN $7 = 'succeeded' THEN 'success' ELSE 'decline' END,
-				0, '', '', 0, 0, 0, 0)),
+				0, '', '', 0, 0, 0, 0))::text,
 			now() - interval '1 minute', $10, CASE WHEN $10 <> 'pending' THEN now() END)`,
 		id, b.merchant, s.amount, s.reference, s.reattemptOf, chain, string(s.status), declineBlock, b.fp, outcome)
 	if err != nil {

@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,4 +206,38 @@ func TestBeginChargeSameKeyRace(t *testing.T) {
 	if created != 1 || inUse != racers-1 {
 		t.Fatalf("got %d created and %d in use, want 1 and %d", created, inUse, racers-1)
 	}
+}
+
+// A stored answer reads back byte for byte, however it was stored.
+func TestStoredAnswerRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, body := range [][]byte{
+		nil,
+		[]byte(`{"id":"ch_1","object":"charge","amount":1000,"currency":"usd","status":"succeeded","reference":null}`),
+		[]byte(`{"error":{"type":"card_error","code":"card_declined","message":"é \u2028 \\"","param":""}}`),
+		[]byte(strings.Repeat(`{"a":"b"}`, 2000)),
+	} {
+		got, err := store.DecodeAnswer(store.EncodeAnswer(body))
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("round trip of %q: got %q, %v", body, got, err)
+		}
+		if body != nil && len(store.EncodeAnswer(body)) >= len(body) && len(body) > 100 {
+			t.Errorf("a charge answer of %d bytes is stored in %d", len(body), len(store.EncodeAnswer(body)))
+		}
+	}
+	// An answer stored as it was rendered (before answers were deflated) reads as it is.
+	raw := []byte(`{"id":"ch_old"}`)
+	if got, err := store.DecodeAnswer(raw); err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("an answer stored as rendered: got %q, %v", got, err)
+	}
+}
+
+// BenchmarkEncodeAnswer measures deflating a charge's answer on the hot path.
+func BenchmarkEncodeAnswer(b *testing.B) {
+	body := []byte(`{"id":"ch_lq2zquqihyjpbj3fbmdur7bnuu","object":"charge","amount":1000,"currency":"usd","status":"succeeded","reference":null,"created":1796185251,"processor_ref":"pi_o8fLbUDDLHgCzziTugxC5wG0","attempts":1,"idempotency_key":"bench-9725-1","payment_method":"pm_sim_approve_visa_card2","customer":null,"initiator":"customer","reattempt":"manual","reattempt_of":null,"metadata":{}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = store.EncodeAnswer(body)
+	}
+	b.ReportMetric(float64(len(store.EncodeAnswer(body))), "stored_bytes")
 }
