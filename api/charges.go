@@ -47,11 +47,11 @@ type chargeHandlers struct {
 
 func (h *chargeHandlers) create(c echo.Context) error {
 	p, _ := principalOf(c)
-	key, timeout, body, apiErr := keyedRequest(c)
+	key, timeout, body, scan, apiErr := keyedRequest(c)
 	if apiErr != nil {
 		return apiErr
 	}
-	req, apiErr := decodeChargeRequest(body, h.limits)
+	req, apiErr := decodeChargeRequest(body, scan, h.limits)
 	if apiErr != nil {
 		return apiErr
 	}
@@ -76,15 +76,16 @@ type reattemptBody struct {
 
 func (h *chargeHandlers) reattempt(c echo.Context) error {
 	p, _ := principalOf(c)
-	key, timeout, body, apiErr := keyedRequest(c)
+	key, timeout, body, scan, apiErr := keyedRequest(c)
 	if apiErr != nil {
 		return apiErr
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
+		scan = scanBody(body)
 	}
 	var b reattemptBody
-	if apiErr := decodeStrict(body, &b); apiErr != nil {
+	if apiErr := decodeScanned(body, scan, &b); apiErr != nil {
 		return apiErr
 	}
 	pm := deref(b.PaymentMethod)
@@ -113,30 +114,31 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 }
 
 // keyedRequest reads what every keyed POST carries: the Idempotency-Key, the caller's
-// deadline and the body. A body that looks like it holds a card number is refused before
-// anything else is checked, and never echoed. The key is the caller's opaque token: a
+// deadline and the body, with what one scan of the body found (scanBody). A body that looks
+// like it holds a card number is refused before anything else is checked, and never echoed. The key is the caller's opaque token: a
 // digits-only key (a timestamp) is a key, not card data; one that holds a card number is
 // shown masked wherever a charge is (charge.MaskedKey), and kept whole.
-func keyedRequest(c echo.Context) (string, time.Duration, []byte, *Error) {
+func keyedRequest(c echo.Context) (string, time.Duration, []byte, bodyScan, *Error) {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return "", 0, nil, toAPIError(err) // the body limit's 413, or a client that went away
+		return "", 0, nil, bodyScan{}, toAPIError(err) // the body limit's 413, or a client that went away
 	}
-	if apiErr := refuseCardData(body); apiErr != nil {
-		return "", 0, nil, apiErr
+	scan := scanBody(body)
+	if scan.card {
+		return "", 0, nil, bodyScan{}, errCardData
 	}
 	key, err := idempotency.ParseKey(c.Request().Header.Get("Idempotency-Key"))
 	if errors.Is(err, idempotency.ErrKeyMissing) {
-		return "", 0, nil, invalid("idempotency_key_missing", "Idempotency-Key", "the Idempotency-Key header is required")
+		return "", 0, nil, bodyScan{}, invalid("idempotency_key_missing", "Idempotency-Key", "the Idempotency-Key header is required")
 	}
 	if err != nil {
-		return "", 0, nil, invalid("idempotency_key_invalid", "Idempotency-Key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
+		return "", 0, nil, bodyScan{}, invalid("idempotency_key_invalid", "Idempotency-Key", "Idempotency-Key must be 1 to 255 printable ASCII characters")
 	}
 	timeout, apiErr := requestTimeout(c.Request().Header.Get("Request-Timeout-Ms"))
 	if apiErr != nil {
-		return "", 0, nil, apiErr
+		return "", 0, nil, bodyScan{}, apiErr
 	}
-	return key, timeout, body, nil
+	return key, timeout, body, scan, nil
 }
 
 // writeCreate answers a request for a new charge (a charge or a reattempt). An answer

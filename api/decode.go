@@ -30,9 +30,9 @@ type chargeBody struct {
 // decodeChargeRequest turns a body into a validated charge request. It refuses anything
 // that is not exactly one JSON object of known fields, and any card-number-like value
 // anywhere in the body, without echoing it.
-func decodeChargeRequest(body []byte, lim charge.Limits) (charge.Request, *Error) {
+func decodeChargeRequest(body []byte, scan bodyScan, lim charge.Limits) (charge.Request, *Error) {
 	var b chargeBody
-	if err := decodeStrict(body, &b); err != nil {
+	if err := decodeScanned(body, scan, &b); err != nil {
 		return charge.Request{}, err
 	}
 	var r charge.Request
@@ -74,8 +74,10 @@ const codeInvalidRequest = "invalid_request"
 // replace with U+FFFD, so that distinct values would collide). A body holding a card number
 // anywhere is refused first, so that no later error (an unknown or duplicate parameter's
 // name, say) can echo one.
-func decodeStrict(body []byte, v any) *Error {
-	scan := scanBody(body)
+func decodeStrict(body []byte, v any) *Error { return decodeScanned(body, scanBody(body), v) }
+
+// decodeScanned is decodeStrict for a body already scanned (scanBody).
+func decodeScanned(body []byte, scan bodyScan, v any) *Error {
 	if scan.card {
 		return errCardData
 	}
@@ -122,13 +124,6 @@ func decodeStrict(body []byte, v any) *Error {
 	return nil
 }
 
-// refuseCardData refuses a body that holds a card number (see scanBody).
-func refuseCardData(body []byte) *Error {
-	if scanBody(body).card {
-		return errCardData
-	}
-	return nil
-}
 
 // holdsCardNumber reports whether any key, string or number of the JSON text in body, or
 // the raw text of a body that is not one JSON value, looks like a card number.

@@ -90,7 +90,7 @@ func TestDecodeStrictDuplicateKeys(t *testing.T) {
 		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"a":"1","A":"2"}}`,
 		`{"amount":1,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer","metadata":{"amount":"1","currency":"2"}}`,
 	} {
-		if _, err := decodeChargeRequest([]byte(body), lim); err != nil {
+		if _, err := decodeChargeRequest([]byte(body), scanBody([]byte(body)), lim); err != nil {
 			t.Errorf("decodeChargeRequest(%s): got %v, want valid", body, err)
 		}
 	}

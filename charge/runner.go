@@ -181,7 +181,8 @@ func (r *LoopRunner) checkAccount(ctx context.Context, c *Charge) (retry.Outcome
 // under the deadline of ctx, and the result is precise (see package retry).
 func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 	params := PaymentParamsOf(c)
-	log := r.cfg.Log.With(zap.String("charge_id", c.ID), zap.String("merchant_id", c.MerchantID))
+	// The fields are encoded only if something is logged: most runs log nothing.
+	log := r.cfg.Log.WithLazy(zap.String("charge_id", c.ID), zap.String("merchant_id", c.MerchantID))
 	op := retry.Operation{IdempotencyKey: c.ProcessorKey, Logger: log}
 	account := c.ProcessorAccount
 	if account == "" {

@@ -76,14 +76,12 @@ func (db *DB) statement(ctx context.Context, fn func(q querier) error) error {
 const finishGuard = `
 	   AND (status = 'processing' OR status = $3 OR (status = 'pending' AND $3 IN ('succeeded', 'declined')))`
 
-// finishSQL stores a run's outcome in one statement: the charge's status, attempts, card
-// attempt and stored answer in its row (a heap-only update: no indexed column changes, unless
-// the charge moved to another processor account or card), and what follows from it. The
-// first outcome of a charge's own run is in its row (charge_trail derives the event); any
-// later change of status is an event of its own. An unknown outcome enters reconciliation.
-// The card's state is told of an attempt it folded that changed (stale), and a refusal puts
-// the card on record (the caller holds the card's lock then).
-const finishSQL = `
+// finishHeadSQL is the part of a run's outcome every outcome writes: the charge's status,
+// attempts, card attempt and stored answer in its row (a heap-only update: no indexed column
+// changes, unless the charge moved to another processor account or card), and the audit
+// event of a change of status after the first outcome (the first is in the row: charge_trail
+// derives its event). It names the charge's old row cur and its new one u.
+const finishHeadSQL = `
 	WITH cur AS (
 		SELECT status, outcome_at, card_at, processor_account, card_fingerprint FROM charges
 		 WHERE id = $1 AND merchant_id = $2
@@ -104,7 +102,7 @@ const finishSQL = `
 			card_category = CASE $14 WHEN '' THEN card_category WHEN 'none' THEN NULL ELSE NULLIF($16::int, 0) END,
 			card_mac = CASE $14 WHEN '' THEN card_mac WHEN 'none' THEN NULL ELSE NULLIF($17::int, 0) END,
 			card_cap_reached = CASE $14 WHEN '' THEN card_cap_reached ELSE $18 END,
-			card_hold = CASE $14 WHEN '' THEN card_hold WHEN 'none' THEN NULL ELSE NULLIF($27, '') END,
+			card_hold = CASE $14 WHEN '' THEN card_hold WHEN 'none' THEN NULL ELSE NULLIF($23, '') END,
 			card_settled_at = CASE $14 WHEN '' THEN card_settled_at WHEN 'pending' THEN NULL WHEN 'none' THEN NULL
 				ELSE clock_timestamp() END,
 			card_fingerprint = COALESCE($19, card_fingerprint),
@@ -123,15 +121,37 @@ const finishSQL = `
 		SELECT $1, 'gateway', 'outcome', NULLIF($22, ''), cur.status, $3 FROM cur
 		 WHERE cur.status IS DISTINCT FROM $3 AND NOT (cur.outcome_at IS NULL AND cur.status = 'processing')
 		   AND EXISTS (SELECT 1 FROM u)
+	)`
+
+// finishSettledSQL stores the outcome of a run that settled its charge and puts no refusal on
+// its card (the common case: an approval), in one statement; the card's state learns of an
+// attempt it folded that changed (stale).
+const finishSettledSQL = finishHeadSQL + `,
+	folded AS (
+		UPDATE card_states s SET stale = true, version = s.version + 1 FROM cur, u
+		 WHERE $14 <> '' AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
+		   AND (s.through_at, s.through_charge) >= (cur.card_at, $1)
+	)
+	SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM cur)`
+
+// finishSQL stores any outcome in one statement: what finishSettledSQL does, and what
+// follows from the rest. An unknown outcome enters reconciliation; a key whose answer is not
+// stored is freed; a charge re-recorded at another account or card makes the old card's
+// state stale; a refusal puts the card on record (the caller holds the card's lock then).
+const finishSQL = finishHeadSQL + `,
+	folded AS (
+		UPDATE card_states s SET stale = true, version = s.version + 1 FROM cur, u
+		 WHERE $14 <> '' AND NOT $27 AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
+		   AND (s.through_at, s.through_charge) >= (cur.card_at, $1)
 	),
 	rc AS (
 		INSERT INTO reconciliations (charge_id, next_check_at)
-		SELECT $1, clock_timestamp() + $23::interval WHERE $3 = 'pending' AND EXISTS (SELECT 1 FROM u)
+		SELECT $1, clock_timestamp() + $24::interval WHERE $3 = 'pending' AND EXISTS (SELECT 1 FROM u)
 		ON CONFLICT (charge_id) DO NOTHING
 	),
 	k AS (
 		UPDATE idempotency_keys SET locked_until = NULL
-		 WHERE $24 AND merchant_id = $2 AND key = $25 AND EXISTS (SELECT 1 FROM u)
+		 WHERE $25 AND merchant_id = $2 AND key = $26 AND EXISTS (SELECT 1 FROM u)
 	),
 	moved AS (
 		UPDATE card_states s SET stale = true, version = s.version + 1 FROM cur, u
@@ -139,28 +159,24 @@ const finishSQL = `
 		   AND s.processor_account = cur.processor_account AND s.fingerprint = cur.card_fingerprint
 		   AND (s.through_at, s.through_charge) >= (cur.card_at, $1)
 	),
-	folded AS (
-		UPDATE card_states s SET stale = true, version = s.version + 1 FROM cur, u
-		 WHERE $14 <> '' AND NOT $26 AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
-		   AND (s.through_at, s.through_charge) >= (cur.card_at, $1)
-	),
 	refusal AS (
 		INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
 		SELECT u.processor_account, u.card_fingerprint, cur.card_at, '', false FROM cur, u
-		 WHERE $26 AND u.processor_account IS NOT NULL AND u.card_fingerprint IS NOT NULL AND cur.card_at IS NOT NULL
+		 WHERE $27 AND u.processor_account IS NOT NULL AND u.card_fingerprint IS NOT NULL AND cur.card_at IS NOT NULL
 		ON CONFLICT (processor_account, fingerprint) DO UPDATE SET stale = true, version = card_states.version + 1
 		 WHERE (card_states.through_at, card_states.through_charge) >= (EXCLUDED.through_at, $1)
 	)
 	SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM cur)`
 
-// FinishCharge implements charge.Store: one statement, or for a refusal the card's lock and
-// the statement in one round trip.
+// FinishCharge implements charge.Store: one statement (finishSettledSQL for the common
+// outcome, finishSQL for the rest), or for a refusal the card's lock and the statement in
+// one round trip.
 func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
-	args := finishArgs(p, db.firstCheck)
+	sql, args := finishStatement(p, db.firstCheck)
 	var updated, found bool
 	var err error
 	c := p.Charge
-	if p.Card != nil && p.Card.Outcome.Refusal() && c.Card != nil && c.ProcessorAccount != "" {
+	if refusal(p) && c.Card != nil && c.ProcessorAccount != "" {
 		var tx *pipelinedTx
 		if tx, err = db.pipeline(ctx); err != nil {
 			return err
@@ -168,7 +184,7 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 		defer tx.close(ctx)
 		b := &pgx.Batch{}
 		b.Queue(cardLockSQL, c.ProcessorAccount, c.Card.Fingerprint)
-		b.Queue(finishSQL, args...)
+		b.Queue(sql, args...)
 		err = tx.send(ctx, b, true, func(br pgx.BatchResults) error {
 			if _, err := br.Exec(); err != nil {
 				return err
@@ -176,7 +192,7 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 			return br.QueryRow().Scan(&updated, &found)
 		})
 	} else {
-		err = db.statement(ctx, func(q querier) error { return q.QueryRow(ctx, finishSQL, args...).Scan(&updated, &found) })
+		err = db.statement(ctx, func(q querier) error { return q.QueryRow(ctx, sql, args...).Scan(&updated, &found) })
 	}
 	switch {
 	case err != nil:
@@ -189,8 +205,22 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	return nil
 }
 
-// finishArgs are finishSQL's arguments for p.
-func finishArgs(p charge.FinishParams, firstCheck time.Duration) []any {
+// refusal reports whether p's outcome puts a refusal on the card's record.
+func refusal(p charge.FinishParams) bool { return p.Card != nil && p.Card.Outcome.Refusal() }
+
+// finishStatement returns the statement that stores p and its arguments: finishSettledSQL
+// when p settles its charge with nothing but its row to write (no reconciliation to begin,
+// no key to free, no other card, no refusal), finishSQL otherwise.
+func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, []any) {
+	args := finishArgs(p)
+	if p.Charge.Status != charge.StatusPending && !p.ReleaseKey && !p.Moved && !refusal(p) {
+		return finishSettledSQL, args
+	}
+	return finishSQL, append(args, firstCheck, p.ReleaseKey, p.Key, refusal(p))
+}
+
+// finishArgs are the arguments finishSettledSQL and finishSQL share for p ($1 to $23).
+func finishArgs(p charge.FinishParams) []any {
 	c := p.Charge
 	var failCode *string
 	var failRetry *bool
@@ -235,10 +265,11 @@ func finishArgs(p charge.FinishParams, firstCheck time.Duration) []any {
 		t := p.Attempts[0].StartedAt
 		firstSent = &t
 	}
-	return []any{c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry, decline,
-		len(p.Attempts), encodeAttempts(p.Attempts), firstSent, nextID, nextAt,
+	args := make([]any, 0, 27)
+	return append(args, c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
+		decline, len(p.Attempts), encodeAttempts(p.Attempts), firstSent, nextID, nextAt,
 		cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached, movedFP,
-		status, body, p.Reason, firstCheck, p.ReleaseKey, p.Key, p.Card != nil && p.Card.Outcome.Refusal(), string(co.Hold)}
+		status, body, p.Reason, string(co.Hold))
 }
 
 // Charge implements charge.Store.
