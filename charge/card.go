@@ -27,6 +27,12 @@ type Cards interface {
 	Card(ctx context.Context, paymentMethod string) (processor.Card, error)
 }
 
+// CachedCards is a Cards that keeps the cards it read: the engine asks it first, and reads
+// the payment method (under a deadline of its own) only when it has not.
+type CachedCards interface {
+	CachedCard(paymentMethod string) (processor.Card, bool)
+}
+
 // CodeCardUnavailable is the failure code of a charge whose card could not be read before
 // its first attempt (the processor is unreachable): nothing was charged, and a retry with the
 // same key reads the card again.

@@ -173,9 +173,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	}
 	// The card lookup is a read of its own, bounded so that the charge keeps most of the
 	// caller's deadline.
-	cardCtx, cancelCard := context.WithTimeout(ctx, min(cardLookupTimeout, p.Timeout/3))
-	card, err := s.card(cardCtx, p.Request.PaymentMethod)
-	cancelCard()
+	card, err := s.card(ctx, p.Request.PaymentMethod, min(cardLookupTimeout, p.Timeout/3))
 	if err != nil {
 		return Response{}, err
 	}
@@ -261,10 +259,17 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 
 // card reads the card behind a payment method. A payment method the processor does not know
 // is a *ValidationError; one that cannot be read now gives a nil card (see BeginParams.Card).
-func (s *Service) card(ctx context.Context, paymentMethod string) (*Card, error) {
+func (s *Service) card(ctx context.Context, paymentMethod string, wait time.Duration) (*Card, error) {
 	if s.cards == nil {
 		return nil, errors.New("charge: no card reader configured")
 	}
+	if cc, ok := s.cards.(CachedCards); ok {
+		if pc, ok := cc.CachedCard(paymentMethod); ok {
+			return cardOf(pc), nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	pc, err := s.cards.Card(ctx, paymentMethod)
 	switch {
 	case errors.Is(err, processor.ErrNoSuchPaymentMethod), errors.Is(err, processor.ErrNotCard):
@@ -274,16 +279,25 @@ func (s *Service) card(ctx context.Context, paymentMethod string) (*Card, error)
 		s.log.Warn("reading the payment method's card failed", zap.Error(err))
 		return nil, nil
 	}
-	return &Card{Fingerprint: pc.Fingerprint, Network: pc.Network, ExpMonth: int(pc.ExpMonth), ExpYear: int(pc.ExpYear)}, nil
+	return cardOf(pc), nil
+}
+
+// cardOf is the card of a processor's payment method.
+func cardOf(pc processor.Card) *Card {
+	return &Card{Fingerprint: pc.Fingerprint, Network: pc.Network, ExpMonth: int(pc.ExpMonth), ExpYear: int(pc.ExpYear)}
 }
 
 // carry runs a stored charge to an outcome under its processor key and stores it. now is the
 // database clock; uncertain says that an earlier run may have reached the processor.
 func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
 	expired := now.Sub(c.CreatedAt) >= KeyWriteWindow
-	acctCtx, cancelAcct := context.WithTimeout(ctx, max(timeout-s.answerMargin, 0))
-	moved := s.carriedAccountMoved(acctCtx, c, now, uncertain)
-	cancelAcct()
+	// The run continues even if the caller hangs up: once a request may reach the
+	// processor, its outcome must be stored. Its own deadline is the caller's, and the
+	// account's confirmation before it spends the same.
+	started := time.Now()
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(timeout-s.answerMargin, 0))
+	defer cancel()
+	moved := s.carriedAccountMoved(runCtx, c, now, uncertain)
 	if expired || moved {
 		// The processor's key retention is ending, or the charge belongs to another
 		// processor account than the one configured now: nothing is sent under its key any
@@ -304,11 +318,6 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 		resp := s.render(c)
 		return resp, s.finish(ctx, merchantID, key, c, nil, resp, nil)
 	}
-	// The run continues even if the caller hangs up: once a request may reach the
-	// processor, its outcome must be stored. Its own deadline is the caller's.
-	started := time.Now()
-	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(timeout-s.answerMargin, 0))
-	defer cancel()
 	out := s.runner.Run(runCtx, c)
 	if uncertain && out.Status == StatusFailed {
 		// Nothing this run sent was executed, but an earlier run's request may have been:
@@ -326,11 +335,9 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 		// A card's fingerprint is the account's: its history goes under the one the card has
 		// there (the card cache was emptied when the account changed). Unread, it stays.
 		if c.Card != nil {
-			cardCtx, cancelCard := context.WithTimeout(context.WithoutCancel(ctx), min(cardLookupTimeout, 500*time.Millisecond))
-			if card, err := s.card(cardCtx, c.PaymentMethod); err == nil && card != nil {
+			if card, err := s.card(context.WithoutCancel(ctx), c.PaymentMethod, min(cardLookupTimeout, 500*time.Millisecond)); err == nil && card != nil {
 				c.Card = card
 			}
-			cancelCard()
 		}
 	}
 	var network string

@@ -85,7 +85,7 @@ func terminal(status int, code string) retry.Outcome {
 // executed whatever the last one was told: the attempt may have executed unless its answer
 // settles the operation under the key (a PaymentIntent, a decline). A 503 or 429 answered
 // before execution, a 409, a 400 or a 5xx to the re-send says nothing of the first write.
-func classifyWrite(r response, pi *stripe.PaymentIntent, err error) Attempt {
+func classifyWrite(r response, pi *intentAnswer, err error) Attempt {
 	a := classifyAnswer(r, pi, err)
 	if r.writes > 1 && !settles(a, pi, err) {
 		a.Outcome.MaybeExecuted = true
@@ -94,7 +94,7 @@ func classifyWrite(r response, pi *stripe.PaymentIntent, err error) Attempt {
 }
 
 // classifyAnswer classifies the answer to the last write of a keyed write.
-func classifyAnswer(r response, pi *stripe.PaymentIntent, err error) Attempt {
+func classifyAnswer(r response, pi *intentAnswer, err error) Attempt {
 	var se *stripe.Error
 	switch {
 	case err == nil && pi != nil:
@@ -112,7 +112,7 @@ func classifyAnswer(r response, pi *stripe.PaymentIntent, err error) Attempt {
 // settles reports whether a classified answer is the operation's own result under its key,
 // which no earlier write can contradict: the PaymentIntent the key created (in any status),
 // or the issuer's decline.
-func settles(a Attempt, pi *stripe.PaymentIntent, err error) bool {
+func settles(a Attempt, pi *intentAnswer, err error) bool {
 	switch {
 	case err == nil && pi != nil:
 		return true
@@ -136,8 +136,26 @@ func requestIDOf(lr *stripe.APIResponse, h http.Header) string {
 	return h.Get("Request-Id")
 }
 
+// intentAnswer is what the classification reads of a PaymentIntent a write answered with:
+// the processor's answer is decoded into it alone, not into the whole PaymentIntent (whose
+// expanded objects a payment's answer never needs).
+type intentAnswer struct {
+	stripe.APIResource
+	ID               string                     `json:"id"`
+	Status           stripe.PaymentIntentStatus `json:"status"`
+	LastPaymentError *stripe.Error              `json:"last_payment_error"`
+}
+
+// answerOf is the intentAnswer of a PaymentIntent decoded whole; nil for none.
+func answerOf(pi *stripe.PaymentIntent) *intentAnswer {
+	if pi == nil {
+		return nil
+	}
+	return &intentAnswer{APIResource: pi.APIResource, ID: pi.ID, Status: pi.Status, LastPaymentError: pi.LastPaymentError}
+}
+
 // classifyIntent classifies a 2xx answer carrying a PaymentIntent.
-func classifyIntent(pi *stripe.PaymentIntent, h http.Header, lr *stripe.APIResponse) Attempt {
+func classifyIntent(pi *intentAnswer, h http.Header, lr *stripe.APIResponse) Attempt {
 	status := http.StatusOK
 	if lr != nil && lr.StatusCode != 0 {
 		status = lr.StatusCode

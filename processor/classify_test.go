@@ -126,7 +126,7 @@ func TestClassifyWrite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := classifyWrite(tc.r, tc.pi, tc.err)
+			a := classifyWrite(tc.r, answerOf(tc.pi), tc.err)
 			if a.Outcome.Class != tc.wantClass {
 				t.Fatalf("class: got %s, want %s", a.Outcome.Class, tc.wantClass)
 			}

@@ -172,7 +172,11 @@ func (c *Client) CreatePayment(ctx context.Context, p PaymentParams) Attempt {
 	if p.RootChargeID != "" {
 		params.AddMetadata(MetadataRootChargeID, p.RootChargeID)
 	}
-	pi, err := c.pi.New(params)
+	pi := &intentAnswer{}
+	err := c.backend.Call(http.MethodPost, "/v1/payment_intents", c.key, params, pi)
+	if err != nil {
+		pi = nil
+	}
 	wrote, writes, status, header := ex.snapshot()
 	a := classifyWrite(response{ctxErr: ctx.Err(), wrote: wrote, writes: writes, status: status, header: header}, pi, err)
 	a.Writes = writes
@@ -232,6 +236,9 @@ func (c *Client) Card(ctx context.Context, paymentMethod string) (Card, error) {
 	c.cards.put(paymentMethod, card)
 	return card, nil
 }
+
+// CachedCard returns the card behind a payment method when Card has read it.
+func (c *Client) CachedCard(paymentMethod string) (Card, bool) { return c.cards.get(paymentMethod) }
 
 // ForgetCards empties the card cache: card fingerprints are the processor account's, and
 // the account changed.
