@@ -96,7 +96,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	defer stopSim()
 	if cfg.Processor == "sim" {
 		simAddr = lns.sim.Addr().String()
-		s := sim.New(sim.Config{SecretKey: simSecretKey, Logger: log.Named("sim")})
+		var simAccount string
+		if cfg.SimAccountFile != "" {
+			if simAccount, err = sim.AccountFromFile(cfg.SimAccountFile); err != nil {
+				return &configError{Var: "PAYGATE_SIM_ACCOUNT_FILE", Msg: err.Error()}
+			}
+		}
+		s := sim.New(sim.Config{AccountID: simAccount, SecretKey: simSecretKey, Logger: log.Named("sim")})
 		go func() { simDone <- s.Serve(simCtx, lns.sim) }()
 		baseURL, key = "http://"+simAddr, simSecretKey
 	} else {
