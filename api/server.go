@@ -68,6 +68,7 @@ func New(cfg Config) *echo.Echo {
 	limit := middleware.BodyLimit("64K")
 	v1.POST("/charges", h.create, checkout, limit)
 	anyRole := requireRole(apikey.RoleCheckout, apikey.RoleOperator, apikey.RoleAuditor)
+	v1.GET("/key", currentKey, anyRole)
 	v1.GET("/charges", h.list, anyRole)
 	v1.GET("/charges/:id", h.get, anyRole)
 	v1.POST("/charges/:id/reattempt", h.reattempt, checkout, limit)
