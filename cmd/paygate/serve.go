@@ -161,6 +161,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}); err != nil {
 		return err
 	}
+	reads, err := newCountedReads(proc, reg)
+	if err != nil {
+		return err
+	}
 	var replay janitor.Writer
 	if cfg.ReconcileReplay {
 		replay = proc
@@ -170,7 +174,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Replay: replay,
 		Reconciler: reconcile.Config{
 			Accounts:      accounts,
-			Reads:         proc,
+			Reads:         reads,
 			ReadLimiter:   rate.NewLimiter(rate.Limit(cfg.ReadRate), max(1, int(cfg.ReadRate/10))),
 			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
 			Policy:        reconcile.Policy{Schedule: cfg.ReconcileSchedule},
