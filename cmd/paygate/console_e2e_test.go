@@ -247,7 +247,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	autoID := auto.json(t)["id"].(string)
 	g.script(`[{"blackhole":true}]`)
-	pending := g.charge(checkout, "c-pending", visa, "Request-Timeout-Ms", "600")
+	pending := g.charge(checkout, "c-pending", visa, "Request-Timeout-Ms", "1000")
 	if pending.status != 202 {
 		t.Fatalf("blackholed charge: got %d %s, want 202", pending.status, pending.body)
 	}
