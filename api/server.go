@@ -61,6 +61,8 @@ func New(cfg Config) *echo.Echo {
 
 	e.GET("/healthz", healthz)
 	e.GET("/readyz", readyz(cfg.Ready, cfg.Log))
+	// The OpenAPI document of this API, public like the API's shape itself.
+	e.GET("/v1/openapi.yaml", openAPIDocument)
 
 	v1 := e.Group("/v1", refuseCardQuery, authenticate(cfg.Auth))
 	h := &chargeHandlers{charges: cfg.Charges, limits: cfg.Limits, log: cfg.Log, review: cfg.Review}
@@ -68,6 +70,7 @@ func New(cfg Config) *echo.Echo {
 	limit := middleware.BodyLimit("64K")
 	v1.POST("/charges", h.create, checkout, limit)
 	anyRole := requireRole(apikey.RoleCheckout, apikey.RoleOperator, apikey.RoleAuditor)
+	v1.GET("/key", currentKey, anyRole)
 	v1.GET("/charges", h.list, anyRole)
 	v1.GET("/charges/:id", h.get, anyRole)
 	v1.POST("/charges/:id/reattempt", h.reattempt, checkout, limit)

@@ -49,3 +49,30 @@ func TestRiverLogsReachZap(t *testing.T) {
 		t.Fatalf("entry: got %s %q %v, want warn \"stuck\" with client_id, job.job_id and job.duration", e.Level, e.Message, fields)
 	}
 }
+
+func TestRiverRoutineLogsAtDebug(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		level     zapcore.Level
+		wantCount int
+		wantLevel zapcore.Level
+	}{
+		{zapcore.InfoLevel, 1, zapcore.InfoLevel},
+		{zapcore.DebugLevel, 3, zapcore.DebugLevel},
+	} {
+		core, logs := observer.New(tt.level)
+		log := newSlogLogger(zap.New(core))
+		log.Info("producer: Producer job counts", "num_jobs_running", 1)
+		log.Info("JobCleaner: Ran successfully", "num_jobs_deleted", 0)
+		log.Info("River client started")
+		if logs.Len() != tt.wantCount {
+			t.Fatalf("at %s: entries: got %d, want %d", tt.level, logs.Len(), tt.wantCount)
+		}
+		if got := logs.All()[0].Level; got != tt.wantLevel {
+			t.Errorf("at %s: first entry's level: got %s, want %s", tt.level, got, tt.wantLevel)
+		}
+		if got := logs.All()[logs.Len()-1]; got.Message != "River client started" || got.Level != zapcore.InfoLevel {
+			t.Errorf("at %s: last entry: got %s %q, want info \"River client started\"", tt.level, got.Level, got.Message)
+		}
+	}
+}

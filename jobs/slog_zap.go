@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -20,17 +21,45 @@ func newSlogLogger(log *zap.Logger) *slog.Logger {
 	return slog.New(&zapHandler{log: log})
 }
 
+// routineSuffixes end the messages River logs at info on a timer while nothing is wrong:
+// the producer's job counts (every few seconds while jobs run) and a maintenance service's
+// pass. They are logged at debug, so that an info log holds what an operator acts on.
+var routineSuffixes = []string{
+	": Producer job counts",
+	": Ran successfully",
+}
+
+// levelOf is the level a River record is logged at: its own, but debug for a routine
+// message logged at info.
+func levelOf(r slog.Record) zapcore.Level {
+	lvl := zapLevel(r.Level)
+	if lvl == zapcore.InfoLevel {
+		for _, s := range routineSuffixes {
+			if strings.HasSuffix(r.Message, s) {
+				return zapcore.DebugLevel
+			}
+		}
+	}
+	return lvl
+}
+
+// Enabled reports whether the logger may write a record of level. A routine message is
+// filtered by Handle, once its text is known.
 func (h *zapHandler) Enabled(_ context.Context, level slog.Level) bool {
 	return h.log.Core().Enabled(zapLevel(level))
 }
 
 func (h *zapHandler) Handle(_ context.Context, r slog.Record) error {
+	lvl := levelOf(r)
+	if !h.log.Core().Enabled(lvl) {
+		return nil
+	}
 	fields := make([]zap.Field, 0, r.NumAttrs())
 	r.Attrs(func(a slog.Attr) bool {
 		fields = h.appendAttr(fields, h.prefix, a)
 		return true
 	})
-	if ce := h.log.Check(zapLevel(r.Level), r.Message); ce != nil {
+	if ce := h.log.Check(lvl, r.Message); ce != nil {
 		ce.Write(fields...)
 	}
 	return nil

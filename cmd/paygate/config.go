@@ -15,10 +15,13 @@ import (
 
 // config is paygate's configuration, read from the environment.
 type config struct {
-	DatabaseURL     string
-	Addr            string
-	Processor       string // "sim" or "stripe"
-	SimAddr         string
+	DatabaseURL string
+	Addr        string
+	Processor   string // "sim" or "stripe"
+	SimAddr     string
+	// SimAccountFile keeps the built-in simulator's account id across runs (empty: a new
+	// account at each start).
+	SimAccountFile  string
 	StripeKey       string
 	StripeAPIBase   string
 	MaxAmount       int64
@@ -71,6 +74,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		Addr:              orDefault(getenv("PAYGATE_ADDR"), "127.0.0.1:8080"),
 		Processor:         getenv("PAYGATE_PROCESSOR"), // required by serve alone (see requireProcessor)
 		SimAddr:           orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"),
+		SimAccountFile:    getenv("PAYGATE_SIM_ACCOUNT_FILE"),
 		StripeKey:         getenv("STRIPE_SECRET_KEY"),
 		StripeAPIBase:     getenv("STRIPE_API_BASE"),
 		LogLevel:          orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),

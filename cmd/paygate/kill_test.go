@@ -138,6 +138,7 @@ func (r *killRig) startGateway() {
 	r.gw = startProcess(r.t, r.bin, append(r.env, "PAYGATE_ADDR="+addr), "serve")
 	waitListening(r.t, addr)
 	r.g.base = "http://" + addr
+	checkAPI(r.t, r.g.base)
 }
 
 // sendAsync posts a charge from a client that does not wait for the answer.

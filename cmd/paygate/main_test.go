@@ -78,6 +78,7 @@ func startGateway(t *testing.T, extraEnv ...string) *gateway {
 	}()
 	select {
 	case <-ready:
+		checkAPI(t, g.base)
 	case err := <-done:
 		t.Fatalf("serve exited at start: %v\n%s", err, g.logs)
 	case <-time.After(20 * time.Second):

@@ -96,7 +96,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	defer stopSim()
 	if cfg.Processor == "sim" {
 		simAddr = lns.sim.Addr().String()
-		s := sim.New(sim.Config{SecretKey: simSecretKey, Logger: log.Named("sim")})
+		var simAccount string
+		if cfg.SimAccountFile != "" {
+			if simAccount, err = sim.AccountFromFile(cfg.SimAccountFile); err != nil {
+				return &configError{Var: "PAYGATE_SIM_ACCOUNT_FILE", Msg: err.Error()}
+			}
+		}
+		s := sim.New(sim.Config{AccountID: simAccount, SecretKey: simSecretKey, Logger: log.Named("sim")})
 		go func() { simDone <- s.Serve(simCtx, lns.sim) }()
 		baseURL, key = "http://"+simAddr, simSecretKey
 	} else {
@@ -155,6 +161,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}); err != nil {
 		return err
 	}
+	reads, err := newCountedReads(proc, reg)
+	if err != nil {
+		return err
+	}
 	var replay janitor.Writer
 	if cfg.ReconcileReplay {
 		replay = proc
@@ -164,7 +174,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Replay: replay,
 		Reconciler: reconcile.Config{
 			Accounts:      accounts,
-			Reads:         proc,
+			Reads:         reads,
 			ReadLimiter:   rate.NewLimiter(rate.Limit(cfg.ReadRate), max(1, int(cfg.ReadRate/10))),
 			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
 			Policy:        reconcile.Policy{Schedule: cfg.ReconcileSchedule},

@@ -4,6 +4,7 @@
 // localStorage, and it is gone when the tab closes or "Forget key" is used.
 
 const STORAGE = 'paygate.ops.key';
+const IDENTITY = 'paygate.ops.identity';
 
 /** getKey returns the key of this tab's session, or "". */
 export function getKey() {
@@ -14,18 +15,65 @@ export function getKey() {
   }
 }
 
-/** setKey keeps key for this tab's session. */
-export function setKey(key) {
+/**
+ * identity returns what the gateway said of the key when it was checked:
+ * {id, merchant, role}, or null without a key.
+ */
+export function identity() {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(IDENTITY) || 'null');
+    return v && typeof v === 'object' && typeof v.role === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** role is the role of the key in use: "operator", "auditor", or "" without a key. */
+export function role() {
+  const id = identity();
+  return id ? id.role : '';
+}
+
+/** setKey keeps key and what the gateway said of it for this tab's session. */
+export function setKey(key, who) {
   sessionStorage.setItem(STORAGE, key);
+  sessionStorage.setItem(IDENTITY, JSON.stringify({id: String(who.id || ''), merchant: String(who.merchant || ''), role: String(who.role || '')}));
 }
 
 /** forgetKey drops the key. */
 export function forgetKey() {
   try {
     sessionStorage.removeItem(STORAGE);
+    sessionStorage.removeItem(IDENTITY);
   } catch {
     // Storage unavailable: there is nothing to forget.
   }
+}
+
+/**
+ * checkKey asks the gateway who key is (GET /v1/key), once, before the console keeps it:
+ * it resolves to {id, merchant, role} and rejects with an ApiError (401 for an unknown or
+ * revoked key).
+ */
+export async function checkKey(key) {
+  let res;
+  try {
+    res = await fetch('/v1/key', {headers: {Authorization: 'Bearer ' + key, Accept: 'application/json'},
+      cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer'});
+  } catch (e) {
+    throw new ApiError(0, {code: 'network_error', message: `The gateway could not be reached (${e && e.message ? e.message : 'network error'}).`});
+  }
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    // Not JSON: the status alone tells.
+  }
+  if (!res.ok) throw new ApiError(res.status, body && body.error);
+  if (!body || typeof body.role !== 'string') {
+    throw new ApiError(res.status, {code: 'bad_response', message: 'The gateway answered with something other than a key.'});
+  }
+  return body;
 }
 
 /** ApiError is an error answer of the API, from its {"error": {...}} envelope. */

@@ -1,6 +1,6 @@
 // One charge: its facts, its timeline, "query processor now" and manual resolution.
 
-import {request, getKey} from './api.js';
+import {request, getKey, role} from './api.js';
 import {
   h, clear, money, badge, transition, chargeLink, time, toDate, ms, num, show, kv,
   jsonView, disclose, notice, errorBox, loading, confirm, toast, isChargeID, DASH,
@@ -36,6 +36,18 @@ export function renderCharge(section, id) {
   new ChargeView(body, id).load();
 }
 
+/** chain lists the charges of a reattempt chain, oldest first, with the one shown marked. */
+function chain(c) {
+  const steps = Array.isArray(c.chain) ? c.chain.filter((x) => x && typeof x === 'object') : [];
+  if (!steps.length) return null;
+  return h('div', {class: 'subcard'}, h('h4', null, 'Reattempt chain'),
+    h('ol', {class: 'chain'}, steps.map((st) => h('li', {class: st.id === c.id ? 'chain-current' : null},
+      st.id === c.id ? h('span', {class: 'mono'}, String(st.id)) : chargeLink(st.id), ' ', badge(st.status), ' ',
+      h('span', {class: 'small muted'}, 'created ', time(st.created)),
+      st.next_reattempt_at ? h('span', {class: 'small'}, ' · next reattempt ', time(st.next_reattempt_at, {relative: true})) : null,
+      st.id === c.id ? h('span', {class: 'small muted'}, ' (this charge)') : null))));
+}
+
 class ChargeView {
   constructor(root, id) {
     this.root = root;
@@ -43,7 +55,7 @@ class ChargeView {
     this.charge = null;
     this.flash = null; // a notice shown above the charge after an action
     this.reads = 0; // numbers the reads of the charge: only the latest one is shown
-    this.draft = {outcome: 'succeeded', note: ''}; // the resolve form, kept across re-renders
+    this.draft = {outcome: '', note: ''}; // the resolve form, kept across re-renders: no outcome until the operator picks one
   }
 
   async load() {
@@ -122,6 +134,7 @@ class ChargeView {
           ['Initiator', c.initiator],
           ['Reattempt mode', c.reattempt],
           ['Reattempt of', c.reattempt_of ? chargeLink(c.reattempt_of) : DASH],
+          c.next_reattempt_at ? ['Next reattempt', time(c.next_reattempt_at, {relative: true})] : null,
         ])),
       c.failure ? h('div', {class: 'subcard'}, h('h4', null, 'Failure'),
         kv([['Code', c.failure.code], ['Retryable', c.failure.retryable]])) : null,
@@ -140,6 +153,7 @@ class ChargeView {
           ['In review', rec.in_review],
           ['Review reason', rec.review_reason],
         ])) : null,
+      chain(c),
       meta.length ? h('div', {class: 'subcard'}, h('h4', null, 'Metadata'),
         kv(meta.map(([k, v]) => [k, isChargeID(v) ? chargeLink(v) : show(v)]))) : null);
   }
@@ -179,6 +193,9 @@ class ChargeView {
       add(k && k.at, 'check', [`Reconciliation check ${show(n)}`, evidenceSummary(k) ? ' · ' + evidenceSummary(k) : ''],
         disclose('Check JSON', jsonView(k)));
     });
+    if (c.next_reattempt_at && toDate(c.next_reattempt_at)) {
+      add(c.next_reattempt_at, 'future', 'Automatic reattempt scheduled');
+    }
     if (rec && rec.next_check_at && toDate(rec.next_check_at)) {
       add(rec.next_check_at, 'future', 'Next reconciliation check scheduled');
     }
@@ -202,8 +219,22 @@ class ChargeView {
   }
 
   actions(c) {
+    const rec = c.reconciliation && typeof c.reconciliation === 'object' ? c.reconciliation : null;
+    if (role() !== 'operator') {
+      return h('section', {class: 'card', 'aria-labelledby': 'act-title'},
+        h('h3', {id: 'act-title'}, 'Read only'),
+        h('p', {class: 'small'}, 'An auditor key reads the charge, its audit trail and its checks. Operators reconcile and resolve.'));
+    }
+    // What the API allows: a check and a manual resolution apply to a pending charge, or to
+    // one in review (reopened by evidence against a resolution).
+    if (c.status !== 'pending' && !(rec && rec.in_review)) {
+      return h('section', {class: 'card', 'aria-labelledby': 'act-title'},
+        h('h3', {id: 'act-title'}, 'Nothing to settle'),
+        h('p', {class: 'small'}, 'This charge is ', badge(c.status), '. Querying the processor and manual resolution ' +
+          'apply to pending charges and charges in review.'));
+    }
     const status = h('div', {'aria-live': 'polite'});
-    const reconcileBtn = h('button', {type: 'button', class: 'btn btn-primary', onclick: () => this.reconcile(reconcileBtn, status)},
+    const reconcileBtn = h('button', {type: 'button', id: 'reconcile-now', class: 'btn btn-primary', onclick: () => this.reconcile(reconcileBtn, status)},
       'Query processor now');
     const reconcileBox = h('section', {class: 'card', 'aria-labelledby': 'rec-title'},
       h('h3', {id: 'rec-title'}, 'Reconcile'),
@@ -216,17 +247,23 @@ class ChargeView {
     const note = h('textarea', {id: noteId, rows: '3', required: true, 'aria-describedby': 'resolve-note-help',
       oninput: () => { this.draft.note = note.value; }});
     note.value = this.draft.note;
+    const outcomeErr = h('p', {id: 'resolve-outcome-error', class: 'field-error', hidden: true}, 'Choose an outcome: none is preselected.');
     const radios = OUTCOMES.map(([value, label, help]) =>
       h('label', {class: 'radio'},
         h('input', {type: 'radio', name: 'outcome', value, checked: this.draft.outcome === value,
-          onchange: () => { this.draft.outcome = value; }}),
+          onchange: () => { this.draft.outcome = value; outcomeErr.hidden = true; }}),
         h('span', null, h('strong', null, label), h('span', {class: 'muted small'}, ' — ' + help))));
     const result = h('div', {'aria-live': 'polite'});
-    const submit = h('button', {type: 'submit', class: 'btn btn-danger'}, 'Resolve…');
+    const submit = h('button', {type: 'submit', id: 'resolve-submit', class: 'btn btn-danger'}, 'Resolve…');
     const form = h('form', {class: 'resolve-form', novalidate: true, onsubmit: (ev) => {
       ev.preventDefault();
       const chosen = form.querySelector('input[name="outcome"]:checked');
       const text = note.value.trim();
+      outcomeErr.hidden = Boolean(chosen);
+      if (!chosen) {
+        form.querySelector('input[name="outcome"]').focus();
+        return;
+      }
       if (!text) {
         noteErr.hidden = false;
         note.setAttribute('aria-invalid', 'true');
@@ -236,9 +273,9 @@ class ChargeView {
       }
       noteErr.hidden = true;
       note.removeAttribute('aria-invalid');
-      this.resolve(chosen ? chosen.value : 'succeeded', text, submit, result, reconcileBtn, status);
+      this.resolve(chosen.value, text, submit, result, reconcileBtn, status);
     }},
-    h('fieldset', null, h('legend', null, 'Outcome'), radios),
+    h('fieldset', null, h('legend', null, 'Outcome'), radios, outcomeErr),
     h('label', {for: noteId, class: 'field-label'}, 'Note (required)'),
     h('p', {id: 'resolve-note-help', class: 'small muted'}, 'Kept in the audit trail with your key, the time, the evidence and the state before and after.'),
     note, noteErr, submit, result);
@@ -321,7 +358,7 @@ class ChargeView {
     }
     if (!this.root.isConnected) return;
     // The answer is the charge without its timeline: the page shows the charge as read again.
-    this.draft = {outcome: 'succeeded', note: ''};
+    this.draft = {outcome: '', note: ''};
     this.flash = notice('ok', h('p', {class: 'notice-title'}, `Resolved as ${outcome}.`),
       h('p', null, 'The change and your note are in the audit trail below.'));
     toast(`Charge resolved as ${outcome}`);

@@ -67,34 +67,35 @@ export function capChart(rows) {
     rows.map((r) => `${r.label}: ${r.value} of ${r.cap} (${r.rule})${r.violation ? ', violation' : ''}`).join('; '));
 }
 
-/** classChart draws declines by class as vertical bars. totals: {class: n}. */
+/**
+ * classChart draws declines by class as horizontal bars, one row per class with its
+ * name on the left, so that no two names can overlap. totals: {class: n}.
+ */
 export function classChart(totals) {
   const keys = CLASS_ORDER.filter((k) => k in totals).concat(Object.keys(totals).filter((k) => !CLASS_ORDER.includes(k)).sort());
-  const width = 370, height = 250, left = 36, bottom = 44, top = 20, right = 6;
-  const plotH = height - top - bottom;
+  const labelW = 128, right = 44, rowH = 26, top = 24, width = 370;
+  const plotW = width - labelW - right;
   const axis = scale(Math.max(1, ...keys.map((k) => totals[k] || 0)), 4);
-  const slot = keys.length ? (width - left - right) / keys.length : 1;
-  const y = (v) => top + plotH - (v / axis.max) * plotH;
+  const x = (v) => labelW + (v / axis.max) * plotW;
+  const height = top + Math.max(1, keys.length) * rowH + 8;
   const svg = s('svg', {class: 'chart', viewBox: `0 0 ${width} ${height}`, width: '100%', preserveAspectRatio: 'xMinYMin meet'});
   for (let v = 0; v <= axis.max; v += axis.step) {
     svg.append(
-      s('line', {class: 'grid-line', x1: left, x2: width - right, y1: y(v), y2: y(v)}),
-      s('text', {class: 'axis-label', x: left - 6, y: y(v) + 4, 'text-anchor': 'end'}, String(Math.round(v))));
+      s('line', {class: 'grid-line', x1: x(v), x2: x(v), y1: top - 6, y2: height - 8}),
+      s('text', {class: 'axis-label', x: x(v), y: top - 10, 'text-anchor': 'middle'}, String(Math.round(v))));
   }
   keys.forEach((k, i) => {
     const v = totals[k] || 0;
-    const bw = Math.min(48, slot * 0.62);
-    const words = k.replace(/_/g, ' ').split(' ');
-    const cx = left + slot * i + slot / 2;
+    const y = top + i * rowH;
     svg.append(
-      s('rect', {class: `bar class-fill-${/^[a-z_]+$/.test(k) ? k : 'other'}`, x: cx - bw / 2, y: y(v), width: bw, height: top + plotH - y(v), rx: 2},
-        s('title', null, `${k}: ${v}`)),
-      s('text', {class: 'bar-value', x: cx, y: y(v) - 5, 'text-anchor': 'middle'}, String(v)),
-      s('text', {class: 'axis-label', x: cx, y: height - bottom + 16, 'text-anchor': 'middle'},
-        words.map((w, j) => s('tspan', {x: cx, dy: j === 0 ? 0 : 14}, w))));
+      s('text', {class: 'row-label class-label', x: labelW - 8, y: y + rowH / 2 + 4, 'text-anchor': 'end'}, k.replace(/_/g, ' ')),
+      s('rect', {class: `bar class-fill-${/^[a-z_]+$/.test(k) ? k : 'other'}`, x: labelW, y: y + 4,
+        width: Math.max(v > 0 ? 2 : 0, x(v) - labelW), height: rowH - 8, rx: 2},
+      s('title', null, `${k}: ${v}`)),
+      s('text', {class: 'bar-value', x: x(v) + 6, y: y + rowH / 2 + 4}, String(v)));
   });
   if (!keys.length) {
-    svg.append(s('text', {class: 'axis-label', x: width / 2, y: height / 2, 'text-anchor': 'middle'}, 'no declines'));
+    svg.append(s('text', {class: 'axis-label', x: width / 2, y: top + rowH / 2, 'text-anchor': 'middle'}, 'no declines'));
   }
   return titled(svg, 'Declines by class, all cards', keys.map((k) => `${k}: ${totals[k]}`).join('; ') || 'no declines');
 }

@@ -1,6 +1,6 @@
 // Dead letters: background jobs that ran out of attempts, and their replay.
 
-import {request, getKey} from './api.js';
+import {request, getKey, role} from './api.js';
 import {h, clear, show, num, time, badge, jsonView, disclose, notice, errorBox, loading, table, confirm, toast, chargeLink, isChargeID, DASH} from './dom.js';
 
 const PAGE = 50;
@@ -28,6 +28,13 @@ export function renderDead(section) {
     body);
   if (!getKey()) {
     refresh.disabled = true;
+    return;
+  }
+  if (role() !== 'operator') {
+    // The dead-letter queue and its replay are the operators' alone.
+    refresh.disabled = true;
+    body.appendChild(notice('info', h('p', {class: 'notice-title'}, 'Dead letters are for operators.'),
+      h('p', null, 'An auditor key reads the review queue, the charges and the reattempt report.')));
     return;
   }
   const cursors = ['']; // the cursor of each page seen, for "Previous"
@@ -63,7 +70,7 @@ export function renderDead(section) {
 
   function row(job) {
     const stateCell = h('td', null, badge(job.state, 'job'));
-    const btn = h('button', {type: 'button', class: 'btn btn-small'}, 'Replay…');
+    const btn = h('button', {type: 'button', class: 'btn btn-small replay'}, 'Replay…');
     btn.addEventListener('click', () => replay(job, btn, stateCell));
     const err = lastError(job);
     const errs = Array.isArray(job.errors) ? job.errors : [];

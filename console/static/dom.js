@@ -243,14 +243,18 @@ export function notice(kind, ...children) {
 
 /**
  * errorBox shows an API error: its message first, then the code and HTTP
- * status; a 401 or 403 says that the key lacks the role.
+ * status. A 401 says the key is unknown or revoked; a 403 that the key's role
+ * may not do this.
  */
 export function errorBox(err, ...extra) {
   const status = err && err.status;
   const message = (err && err.message) || 'Something went wrong.';
   const parts = [];
-  if (status === 401 || status === 403) {
-    parts.push(h('p', {class: 'notice-title'}, 'This key cannot do that (role?)'));
+  if (status === 401) {
+    parts.push(h('p', {class: 'notice-title'}, 'Unknown or revoked key'));
+    parts.push(h('p', null, 'The gateway no longer accepts this key. Forget it and paste a valid operator or auditor key above.'));
+  } else if (status === 403) {
+    parts.push(h('p', {class: 'notice-title'}, 'This key\'s role may not do that'));
     parts.push(h('p', null, message));
   } else {
     parts.push(h('p', {class: 'notice-title'}, message));

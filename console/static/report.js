@@ -114,22 +114,24 @@ function row(r) {
   const known = r.network === 'visa' || r.network === 'mastercard' || r.network === 'amex' || r.network === 'discover';
   const visaRules = r.network === 'visa' || !known;
   const mcRules = r.network === 'mastercard' || !known;
+  // The figure that must be 0 and the refusals come first, so that they stay in view on a
+  // narrow screen; the declines' breakdown wraps under its count.
   return h('tr', {class: bad ? 'row-danger' : null},
     h('td', {class: 'card-cell'},
       h('div', {class: 'mono nowrap'}, r.fingerprint || DASH),
-      h('div', {class: 'small muted nowrap'}, badge(r.network || 'unknown', 'network'), ' ', h('span', {class: 'mono'}, r.account || DASH))),
-    h('td', {class: 'small'}, merchantsText(r)),
+      h('div', {class: 'small muted'}, badge(r.network || 'unknown', 'network'), ' ', h('span', {class: 'mono'}, r.account || DASH))),
+    h('td', {class: 'num' + (bad ? ' cell-bad' : '')}, bad ? h('strong', null, num(r.violations)) : num(r.violations),
+      violationDetails(r)),
+    h('td', {class: 'num'}, num(r.refused)),
     h('td', {class: 'num'}, num(r.attempts)),
     h('td', {class: 'num'}, num(r.declines),
-      h('div', {class: 'small muted'}, counts(r.byClass, CLASS_ORDER)),
-      r.byCategory ? h('div', {class: 'small muted'}, 'cat. ' + counts(r.byCategory)) : null),
+      h('div', {class: 'small muted breakdown'}, counts(r.byClass, CLASS_ORDER)),
+      r.byCategory ? h('div', {class: 'small muted breakdown'}, 'cat. ' + counts(r.byCategory)) : null),
     h('td', {class: 'num'}, num(r.reattempts)),
     h('td', {class: 'num'}, overCap(num(r.max30d), visaRules && r.max30d > CAPS.visaReattempts30d)),
     h('td', {class: 'num'}, overCap(num(r.mc24h), mcRules && r.mc24h > CAPS.mastercardDeclines24h), ' / ',
       overCap(num(r.mc30d), mcRules && r.mc30d > CAPS.mastercardDeclines30d)),
-    h('td', {class: 'num'}, num(r.refused)),
-    h('td', {class: 'num' + (bad ? ' cell-bad' : '')}, bad ? h('strong', null, num(r.violations)) : num(r.violations),
-      violationDetails(r)));
+    h('td', {class: 'small'}, merchantsText(r)));
 }
 
 function tile(label, value, bad = false) {
@@ -234,7 +236,7 @@ export function renderReport(section, _arg, params) {
           h('figcaption', null, h('h3', null, 'Declines by class'), h('p', {class: 'small muted'}, 'All cards in the period.')),
           classChart(totals))));
       body.appendChild(table(
-        ['Card', 'Merchants', 'Attempts', 'Declines', 'Reattempts', 'Max reattempts 30 d', 'Max declines 24 h / 30 d', 'Refused', 'Violations'],
+        ['Card', 'Violations', 'Refused', 'Attempts', 'Declines', 'Reattempts', 'Visa max 30 d', 'MC max 24 h / 30 d', 'Merchants'],
         rows.sort((a, b) => (b.violations || 0) - (a.violations || 0)).map(row),
         {caption: 'Cards, violations first'}));
     } catch (err) {

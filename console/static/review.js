@@ -1,6 +1,6 @@
 // The review queue: charges that need a person, riskiest first.
 
-import {request, getKey} from './api.js';
+import {request, getKey, role} from './api.js';
 import {h, clear, money, badge, chargeLink, chargeHref, time, jsonView, disclose, notice, errorBox, loading, table, show} from './dom.js';
 
 /** evidenceSummary picks a one-line reading of a free-form reconciliation check. */
@@ -148,7 +148,7 @@ function urgentCard(item) {
       h('p', {class: 'muted small'}, 'Reason: ', h('span', {class: 'mono'}, show(r.reason))),
       evidenceSummary(item.evidence) ? h('p', {class: 'muted small'}, evidenceSummary(item.evidence)) : null),
     h('div', {class: 'urgent-actions'},
-      c.id ? h('a', {class: 'btn btn-danger', href: chargeHref(c.id)}, 'Open timeline and resolve') : null,
+      c.id ? h('a', {class: 'btn btn-danger', href: chargeHref(c.id)}, role() === 'operator' ? 'Open timeline and resolve' : 'Open timeline') : null,
       item.evidence ? disclose('Evidence', jsonView(item.evidence)) : null));
 }
 
