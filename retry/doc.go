@@ -150,8 +150,9 @@
 //     in memory. Its background loop (Fleet.Run, every DefaultFleetSync) adds
 //     the replica's own deposits to the shared buckets, so each success counts
 //     once however many replicas there are, and tops its leases up to twice its
-//     recent demand per sync, between one token and a quarter of the burst;
-//     what it holds beyond that goes back. The floor accrues once, in the
+//     recent demand per sync, between two tokens and a quarter of the burst
+//     (and at once when it spends its last token); what it holds beyond that
+//     goes back. The floor accrues once, in the
 //     shared bucket, so the whole fleet gets it, not each replica.
 //   - Fleet.Close gives the leases back when a replica stops; a replica that
 //     dies loses what it held, at most a quarter of each burst. A sync that

@@ -45,7 +45,8 @@ type FleetConfig struct {
 // background loop (Run) syncs every FleetConfig.SyncEvery: it adds the replica's deposits
 // to the shared buckets (each replica its own, so that no success counts twice), tops its
 // leases up to what its recent retries need (at most a quarter of a bucket's burst, at
-// least one token) and gives back what it holds beyond that. The floor accrues once, in
+// least two tokens; at once when a lease runs out) and gives back what it holds beyond
+// that. The floor accrues once, in
 // the shared bucket, for the whole fleet. A replica that stops gives back its leases
 // (Close); one that dies loses at most the tokens it held. A scope's first retry on a
 // replica is admitted on credit, owed to the shared bucket until the next sync pays it.
@@ -136,7 +137,7 @@ func (f *Fleet) For(account, merchant string) *FleetBudget {
 	if b, ok := f.scopes[k]; ok {
 		return b
 	}
-	b = &FleetBudget{scope: newLease(f.cfg.Scope, BucketSync{Account: account, Merchant: merchant}), global: f.global}
+	b = &FleetBudget{scope: newLease(f.cfg.Scope, BucketSync{Account: account, Merchant: merchant}), global: f.global, wake: f.wake}
 	f.scopes[k] = b
 	f.wake()
 	return b
@@ -191,7 +192,8 @@ type FleetStats struct {
 
 // Stats returns the fleet's counters and the tokens held now.
 func (f *Fleet) Stats() FleetStats {
-	s := FleetStats{Syncs: f.syncs.Load(), Failures: f.failures.Load()}
+	s := FleetStats{Failures: f.failures.Load()} // first: a sync is counted before its failure
+	s.Syncs = f.syncs.Load()
 	for _, l := range f.leases() {
 		l.mu.Lock()
 		if l.sync.Global {
@@ -270,13 +272,10 @@ func (f *Fleet) sync(ctx context.Context, now time.Time, closing bool) error {
 		f.shared[account] = until
 	}
 	f.omu.Unlock()
+	// A circuit the fleet holds open exists here too from now on, open, even before this
+	// replica sends anything to that account.
 	for account, until := range res.Open {
-		f.circuits.mu.RLock()
-		c, ok := f.circuits.accounts[account]
-		f.circuits.mu.RUnlock()
-		if ok {
-			c.holdOpen(until)
-		}
+		f.circuits.For(account).holdOpen(until)
 	}
 	return nil
 }
@@ -338,6 +337,7 @@ func (f *Fleet) Run(ctx context.Context) {
 type FleetBudget struct {
 	scope  *lease
 	global *lease // nil without a global bucket
+	wake   func() // asks for a sync now
 }
 
 func (b *FleetBudget) lock() {
@@ -363,7 +363,8 @@ func (b *FleetBudget) level() float64 {
 }
 
 // Withdraw spends one token of each lease when both hold one; otherwise it refuses at once.
-// Either way the retry counts as demand, which sizes the next leases.
+// Either way the retry counts as demand, which sizes the next leases. Spending the last
+// token of a lease asks for a sync at once, to top it up before the next retry.
 func (b *FleetBudget) Withdraw(time.Time) Grant {
 	b.lock()
 	defer b.unlock()
@@ -380,6 +381,9 @@ func (b *FleetBudget) Withdraw(time.Time) Grant {
 		g.Admitted = true
 	}
 	g.After = b.level()
+	if g.Admitted && g.After < 1-admitEpsilon && b.wake != nil {
+		b.wake()
+	}
 	return g
 }
 
@@ -423,8 +427,12 @@ func newLease(cfg BudgetConfig, name BucketSync) *lease {
 // token, so that a few replicas never hold the whole stock and one that dies loses little.
 func (l *lease) maxLease() float64 { return max(1, math.Floor(l.cfg.Burst/4)) }
 
+// minLease is the least a replica asks to hold of a bucket: two tokens (one when the
+// burst is small), so that a quiet scope retries twice in a row without waiting for a sync.
+func (l *lease) minLease() float64 { return min(2, l.maxLease()) }
+
 // prepare takes the bucket's part of a sync: its deposits, what it gives back, what it
-// wants. A lease is sized for twice its recent demand per sync, between one token and
+// wants. A lease is sized for twice its recent demand per sync, between minLease and
 // maxLease; what it holds beyond that (by more than a token) goes back. Closing gives
 // everything back. ok is false when there is nothing to send.
 func (l *lease) prepare(closing bool) (BucketSync, bool) {
@@ -432,7 +440,7 @@ func (l *lease) prepare(closing bool) (BucketSync, bool) {
 	defer l.mu.Unlock()
 	l.demand = (l.demand + l.asked) / 2
 	l.asked = 0
-	target := min(max(math.Ceil(2*l.demand), 1), l.maxLease())
+	target := min(max(math.Ceil(2*l.demand), l.minLease()), l.maxLease())
 	slack := 1.0
 	if closing {
 		target, slack = 0, 0
