@@ -125,19 +125,16 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	budgets, err := retry.NewBudgets(retry.DefaultScopeBudget(), retry.DefaultGlobalBudget())
+	guards, err := newGuards(cfg, db, log.Named("fleet"), reg)
 	if err != nil {
 		return err
 	}
-	circuits, err := retry.NewCircuits(retry.DefaultBreakerConfig())
-	if err != nil {
-		return err
-	}
+	go guards.run(ctx)
 	runner := charge.NewRunner(charge.RunnerConfig{
 		Processor: proc,
 		Accounts:  accounts,
 		Policy:    retry.DefaultPolicy(),
-		Guards:    charge.ProcessGuards{Budgets: budgets, Circuits: circuits},
+		Guards:    guards,
 		Observer:  charge.NewMetrics(reg),
 		Log:       log.Named("charge"),
 	})
@@ -249,6 +246,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if qerr := queue.Stop(shutdownCtx); qerr != nil {
 		log.Warn("job queue stop", zap.Error(qerr))
 	}
+	guards.close(shutdownCtx, log)
 	stopSim()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("paygate: shutdown: %w", err)
