@@ -54,6 +54,8 @@ type config struct {
 	// BudgetScope is "fleet" (the retry budget and breakers shared by every replica through
 	// the database) or "process" (each replica its own); see guards.go.
 	BudgetScope string
+	// ReadDatabaseURL, when set, is where reports and review lists are read (a standby).
+	ReadDatabaseURL string
 }
 
 // configError names the variable that is wrong; main prints it as one line.
@@ -79,6 +81,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		LogLevel:          orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),
 		MetricsAddr:       orDefault(getenv("PAYGATE_METRICS_ADDR"), "127.0.0.1:9090"),
 		BudgetScope:       orDefault(getenv("PAYGATE_BUDGET_SCOPE"), scopeFleet),
+		ReadDatabaseURL:   getenv("PAYGATE_READ_DATABASE_URL"),
 		MaxAmount:         99_999_999,
 		ShutdownTimeout:   15 * time.Second,
 		DBMaxConns:        32,

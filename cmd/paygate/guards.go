@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -27,12 +28,17 @@ const (
 	scopeProcess = "process"
 )
 
-// checkFleet checks PAYGATE_BUDGET_SCOPE.
+// checkFleet checks PAYGATE_BUDGET_SCOPE and PAYGATE_READ_DATABASE_URL.
 func checkFleet(c config) error {
 	switch c.BudgetScope {
 	case scopeFleet, scopeProcess:
 	default:
 		return &configError{Var: "PAYGATE_BUDGET_SCOPE", Msg: `must be "fleet" (one budget and breaker for every replica) or "process"`}
+	}
+	if c.ReadDatabaseURL != "" {
+		if u, err := url.Parse(c.ReadDatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return &configError{Var: "PAYGATE_READ_DATABASE_URL", Msg: "must be a postgres:// URL"}
+		}
 	}
 	return nil
 }

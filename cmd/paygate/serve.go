@@ -83,6 +83,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		return err
 	}
 	defer db.Close()
+	reads, closeReads, err := openReads(ctx, cfg, db, log.Named("store"))
+	if err != nil {
+		return err
+	}
+	defer closeReads()
 
 	// The processor: the built-in simulator over real HTTP, or Stripe (or stripe-mock, or
 	// an external simulator) at STRIPE_API_BASE.
@@ -200,9 +205,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Auth:           api.NewCachedAuth(db, keyCacheTTL, 10000),
 		Ready:          readiness{db},
 		Jobs:           queue,
-		Review:         db,
+		Review:         reads,
 		Recon:          jan,
-		Reports:        newReports(db, cfg),
+		Reports:        newReports(reads, cfg),
 		Charges:        charges,
 		Limits:         charge.Limits{MaxAmount: cfg.MaxAmount},
 		Caps:           decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
