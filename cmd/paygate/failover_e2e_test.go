@@ -190,6 +190,54 @@ func TestFailover(t *testing.T) {
 		c.problems = append(c.problems, "not answered within 60 s")
 	}
 
+	// Meanwhile an operator and a checkout read everything else, on both replicas.
+	r.g.base = replicas[0].base
+	known := r.g.charge(k, "failover-known", visa).json(t)["id"].(string)
+	reads := []struct{ key, method, path string }{
+		{k, http.MethodGet, "/v1/charges?limit=5"},
+		{k, http.MethodGet, "/v1/charges/" + known},
+		{operator, http.MethodGet, "/v1/review"},
+		{operator, http.MethodGet, "/v1/reports/reattempts"},
+		{operator, http.MethodGet, "/v1/jobs/dead"},
+		{operator, http.MethodPost, "/v1/charges/" + known + "/reconcile"},
+		{"", http.MethodGet, "/readyz"},
+	}
+	readAnswers := map[string]int{}
+	stopReads, readsDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(readsDone)
+		for i := 0; ; i++ {
+			select {
+			case <-stopReads:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			rd := reads[i%len(reads)]
+			req, _ := http.NewRequest(rd.method, replicas[i%len(replicas)].base+rd.path, nil)
+			if rd.key != "" {
+				req.Header.Set("Authorization", "Bearer "+rd.key)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				readAnswers[rd.method+" "+rd.path+": no answer"]++
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var v struct {
+				Error struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(b, &v)
+			answer := fmt.Sprintf("%s %s: %d %s", rd.method, rd.path, resp.StatusCode, v.Error.Code)
+			if resp.StatusCode == http.StatusServiceUnavailable && rd.key != "" && resp.Header.Get("Retry-After") == "" {
+				answer += " without Retry-After"
+			}
+			readAnswers[strings.TrimSpace(answer)]++
+		}
+	}()
+
 	const n = 1000
 	charges := make([]*failoverCharge, n)
 	var (
@@ -228,6 +276,8 @@ func TestFailover(t *testing.T) {
 	tick.Stop()
 	wg.Wait()
 	<-failedOver
+	close(stopReads)
+	<-readsDone
 	if failoverErr != nil {
 		t.Fatal(failoverErr)
 	}
@@ -266,6 +316,11 @@ func TestFailover(t *testing.T) {
 	for a, k := range answers {
 		if strings.HasPrefix(a, "500") {
 			t.Errorf("%d answers %s during the failover, want none", k, a)
+		}
+	}
+	for a, k := range readAnswers {
+		if strings.Contains(a, ": 500") || strings.Contains(a, "no answer") || strings.Contains(a, "without Retry-After") {
+			t.Errorf("%d × %s during the failover", k, a)
 		}
 	}
 
@@ -349,14 +404,13 @@ func TestFailover(t *testing.T) {
 		stoppedAt.Sub(lastBefore).Round(time.Millisecond), firstAfter.Sub(doneAt).Round(time.Millisecond))
 	t.Logf("FIGURE failover: answers %v; charges by state on the new primary %v; %d missing, %d keys with two effects, %d effects without a charge",
 		answers, byState, missing, duplicates, orphans)
+	t.Logf("FIGURE failover: the other requests' answers %v", readAnswers)
 	if answers["503 database_unavailable"] == 0 {
 		t.Log("no request met the gap (the failover fell between requests)")
 	}
 
 	// Background work runs on the new primary: River reconciles an unknown outcome, the
 	// read database serves the review queue, and every replica is still ready.
-	rp := replicas[0]
-	r.g.base = rp.base
 	r.g.script(`[{"status":500,"after_commit":true}]`)
 	unknown := r.g.charge(k, "after-failover", visa)
 	if unknown.status != http.StatusAccepted {
