@@ -254,6 +254,9 @@ func (f *Fleet) sync(ctx context.Context, now time.Time, closing bool) error {
 	}
 	if err != nil {
 		f.failures.Add(1)
+		for _, l := range synced {
+			l.failed()
+		}
 		f.omu.Lock()
 		for _, o := range s.Opened {
 			if o.Until.After(f.opened[o.Account]) {
@@ -364,7 +367,9 @@ func (b *FleetBudget) level() float64 {
 
 // Withdraw spends one token of each lease when both hold one; otherwise it refuses at once.
 // Either way the retry counts as demand, which sizes the next leases. Spending the last
-// token of a lease asks for a sync at once, to top it up before the next retry.
+// token of a lease asks for a sync at once, to top it up before the next retry, and so does
+// a refusal by a lease whose shared bucket had enough at the last sync (not one the shared
+// bucket left short: in an outage, refusals do not make a replica sync more often).
 func (b *FleetBudget) Withdraw(time.Time) Grant {
 	b.lock()
 	defer b.unlock()
@@ -381,10 +386,21 @@ func (b *FleetBudget) Withdraw(time.Time) Grant {
 		g.Admitted = true
 	}
 	g.After = b.level()
-	if g.Admitted && g.After < 1-admitEpsilon && b.wake != nil {
+	if b.wake != nil && (g.Admitted && g.After < 1-admitEpsilon || !g.Admitted && b.refillable()) {
 		b.wake()
 	}
 	return g
+}
+
+// refillable reports whether every empty lease of b may be topped up by a sync now: its
+// shared bucket granted all it was asked at the last sync. Called with both locks held.
+func (b *FleetBudget) refillable() bool {
+	for _, l := range []*lease{b.scope, b.global} {
+		if l != nil && l.have < 1-admitEpsilon && l.short {
+			return false
+		}
+	}
+	return true
 }
 
 // Deposit records a successful call: its fraction of a token goes to the shared buckets at
@@ -415,6 +431,8 @@ type lease struct {
 	credit float64    // deposits since the last sync
 	asked  float64    // retries asked for since the last sync
 	demand float64    // retries asked for per sync, smoothed
+	want   float64    // what the sync in progress asked for
+	short  bool       // the last sync granted less than it asked for
 }
 
 // newLease starts with one token on credit, so that the first retry of a scope need not
@@ -454,14 +472,22 @@ func (l *lease) prepare(closing bool) (BucketSync, bool) {
 	b.Burst, b.MinPerSec = l.cfg.Burst, l.cfg.MinPerSec
 	b.Credit = l.credit + back
 	b.Want = math.Ceil(max(target-l.have, 0) + l.debt)
-	l.credit = 0
+	l.credit, l.want = 0, b.Want
 	return b, b.Credit > 0 || b.Want > 0
+}
+
+// failed records a sync that could not reach the shared bucket: nothing was granted.
+func (l *lease) failed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.short = l.want > 0
 }
 
 // apply adds a grant: it pays the debt first.
 func (l *lease) apply(granted float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.short = granted < l.want
 	pay := min(granted, l.debt)
 	l.debt -= pay
 	l.have += granted - pay

@@ -325,6 +325,46 @@ func TestFleetLeases(t *testing.T) {
 	})
 }
 
+// TestFleetAsksForASync: spending a lease's last token asks for a sync at once, and so does
+// a refusal while the shared bucket has tokens; a refusal by a bucket the last sync left
+// short (an outage) does not, so that refusals do not make a replica sync more often.
+func TestFleetAsksForASync(t *testing.T) {
+	t.Parallel()
+	kicked := func(f *Fleet) bool {
+		select {
+		case <-f.kick:
+			return true
+		default:
+			return false
+		}
+	}
+	tests := []struct {
+		name  string
+		burst float64
+		want  bool
+	}{
+		{"the shared bucket has more", 20, true},
+		{"the shared bucket is empty", 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFleetT(t, newMemFleet(), BudgetConfig{Ratio: 0.15, MinPerSec: 0, Burst: tt.burst}, BudgetConfig{})
+			b := f.Budget("acct", "m")
+			for range 3 { // the small bucket holds two tokens: its third sync finds it empty
+				syncT(t, f, t0)
+				for b.Withdraw(t0).Admitted {
+				}
+			}
+			kicked(f)
+			b.Withdraw(t0) // refused
+			if got := kicked(f); got != tt.want {
+				t.Errorf("a refusal asked for a sync: got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestFleetBreaker: a circuit one replica opens is held open on the others from their next
 // sync until the time it wrote, and each then probes on its own.
 func TestFleetBreaker(t *testing.T) {
