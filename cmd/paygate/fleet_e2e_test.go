@@ -201,12 +201,21 @@ func TestFleetOutage(t *testing.T) {
 		t.Errorf("retries: got %d across the fleet, want at most %.0f (one budget)", retries, oneBudget)
 	}
 
-	// 2. Only the first replica sends: its circuit opens, and the others see it open.
+	// 2. Only the first replica sends, a charge every 50 ms until its circuit opens (ten
+	// failures in a row), and the others see it open.
 	r.simFaults(`{"error_rate": 1, "status": 503}`)
-	for i := range 5 {
-		wg.Go(func() { post(replicas[0], k, fmt.Sprintf("first-%d", i)) })
-	}
-	opened, ok := waitFor(15*time.Second, func() bool { return replicas[0].circuitOpen(t) })
+	i := 0
+	opened, ok := waitFor(15*time.Second, func() bool {
+		if replicas[0].circuitOpen(t) {
+			return true
+		}
+		if i%3 == 0 { // waitFor polls every 20 ms
+			idem := fmt.Sprintf("first-%d", i)
+			wg.Go(func() { post(replicas[0], k, idem) })
+		}
+		i++
+		return false
+	})
 	if !ok {
 		t.Fatal("the first replica's circuit did not open")
 	}
@@ -219,7 +228,7 @@ func TestFleetOutage(t *testing.T) {
 		case at.Sub(opened) > time.Second:
 			t.Errorf("replica %d: its circuit opened %v after replica 0's, want within 1 s", i+1, at.Sub(opened))
 		default:
-			t.Logf("replica %d saw the circuit open %v after replica 0 opened it", i+1, at.Sub(opened).Round(time.Millisecond))
+			t.Logf("FIGURE fleet breaker: replica %d saw the circuit open %v after replica 0 opened it", i+1, at.Sub(opened).Round(time.Millisecond))
 		}
 	}
 	wg.Wait()
