@@ -95,10 +95,14 @@ func (g *guards) run(ctx context.Context) {
 }
 
 // close gives the fleet back the tokens this replica holds, once nothing retries any more.
+// It waits a few seconds at most: a database that does not answer costs the tokens, as a
+// crash would, not the shutdown.
 func (g *guards) close(ctx context.Context, log *zap.Logger) {
 	if g.fleet == nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
 	if err := g.fleet.Close(ctx, time.Now()); err != nil {
 		log.Warn("the retry tokens this replica held are lost: the fleet's state could not be reached", zap.Error(err))
 	}
