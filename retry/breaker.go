@@ -110,6 +110,13 @@ type Circuit struct {
 	window      slidingCounts
 	probing     int // half-open: probes admitted and not yet answered
 	healthy     int // half-open: healthy probe answers
+
+	// held is when a circuit opened by another replica of the fleet starts probing again:
+	// until then this one is open too (see holdOpen). Zero in a process-wide circuit.
+	held time.Time
+	// opened, when set, is told of every opening this circuit decided itself (not one
+	// held for the fleet). It is called with mu held and must not block.
+	opened func(until time.Time)
 }
 
 var _ Breaker = (*Circuit)(nil)
@@ -203,10 +210,17 @@ func (c *Circuit) Done(now time.Time, t Ticket, h Health) {
 	}
 }
 
-// tick applies the transitions due by now: open to half-open after OpenFor,
-// and a fresh half-open round when probes went unanswered for OpenFor (an
-// attempt whose Done never came must not block probing forever).
+// tick applies the transitions due by now: open while another replica holds
+// the circuit open, open to half-open after OpenFor, and a fresh half-open
+// round when probes went unanswered for OpenFor (an attempt whose Done never
+// came must not block probing forever).
 func (c *Circuit) tick(now time.Time) {
+	if now.Before(c.held) && (c.state != BreakerOpen || c.until.Before(c.held)) {
+		if c.state != BreakerOpen {
+			c.setState(BreakerOpen, now)
+		}
+		c.until = c.held
+	}
 	switch c.state {
 	case BreakerOpen:
 		if !now.Before(c.until) {
@@ -221,6 +235,20 @@ func (c *Circuit) tick(now time.Time) {
 
 func (c *Circuit) open(now time.Time) {
 	c.setState(BreakerOpen, now)
+	if c.opened != nil {
+		c.opened(c.until)
+	}
+}
+
+// holdOpen keeps the circuit open until at least until, as another replica of the
+// fleet opened it: from the next decision on, it refuses attempts until then and then
+// probes like any open circuit. A time already passed changes nothing.
+func (c *Circuit) holdOpen(until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if until.After(c.held) {
+		c.held = until
+	}
 }
 
 // setState enters a state, starting a new generation.
@@ -290,6 +318,9 @@ func (s *slidingCounts) trips(now time.Time, cfg BreakerConfig) bool {
 // concurrent use.
 type Circuits struct {
 	cfg BreakerConfig
+	// created, when set, prepares each new circuit before it is shared (the fleet's
+	// hooks). Called with mu held.
+	created func(account string, c *Circuit)
 
 	mu       sync.RWMutex
 	accounts map[string]*Circuit
@@ -319,6 +350,20 @@ func (c *Circuits) For(account string) *Circuit {
 		return b
 	}
 	b = newCircuit(c.cfg)
+	if c.created != nil {
+		c.created(account, b)
+	}
 	c.accounts[account] = b
 	return b
+}
+
+// States returns the state at now of every account's circuit.
+func (c *Circuits) States(now time.Time) map[string]BreakerState {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]BreakerState, len(c.accounts))
+	for account, b := range c.accounts {
+		out[account] = b.State(now)
+	}
+	return out
 }

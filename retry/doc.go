@@ -118,8 +118,8 @@
 // decision. The buckets are written here rather than with
 // golang.org/x/time/rate because its limiter refills only with time: it has
 // no way to add tokens on success, nor to take two buckets atomically
-// without a refund path. The Budget interface lets a fleet-wide budget (kept
-// in PostgreSQL, say) replace the in-process one.
+// without a refund path. The Budget interface lets a fleet-wide budget (Fleet,
+// below) replace the in-process one.
 //
 // # Circuit breaker
 //
@@ -137,6 +137,37 @@
 // discrete-event simulator, which runs outside any test and has no real time,
 // could not drive it. failsafe-go is not among the module's dependencies.
 // Circuit takes every time as an argument instead.
+//
+// # Fleet-wide budget and breaker
+//
+// Budgets and Circuits live in one process: N replicas would retry up to N
+// times the budget, and one replica's open circuit would protect nobody else.
+// Fleet keeps the same buckets and circuits for every replica together, through
+// a FleetStore the caller supplies (the store keeps it in PostgreSQL), without
+// a round trip per decision:
+//
+//   - Each replica leases whole tokens from the shared buckets and spends them
+//     in memory. Its background loop (Fleet.Run, every DefaultFleetSync) adds
+//     the replica's own deposits to the shared buckets, so each success counts
+//     once however many replicas there are, and tops its leases up to twice its
+//     recent demand per sync, between two tokens and a quarter of the burst
+//     (and at once when it spends its last token); what it holds beyond that
+//     goes back. The floor accrues once, in the
+//     shared bucket, so the whole fleet gets it, not each replica.
+//   - Fleet.Close gives the leases back when a replica stops; a replica that
+//     dies loses what it held, at most a quarter of each burst. A sync that
+//     fails forgets the deposits it carried rather than risk counting them
+//     twice; its grants are lost like a crash's lease. Both errors are on the
+//     side of fewer retries.
+//   - A scope's first retry on a replica is admitted on credit (one token),
+//     owed to the shared bucket and paid at the next sync, so a quiet scope
+//     retries an isolated failure without waiting for a sync.
+//   - Circuits decide on each replica's own answers; an opening is written
+//     with its open-until time, and every replica holds its own circuit open
+//     until then from its next sync. Each then probes on its own.
+//
+// BucketSync.Lease is the shared bucket's rule, so that every FleetStore
+// applies the same one.
 //
 // # Cancellation
 //
@@ -160,7 +191,8 @@
 //
 // # Concurrency
 //
-// Budgets, ScopeBudget, Circuits and Circuit are safe for concurrent use. A
+// Budgets, ScopeBudget, Circuits, Circuit, Fleet and FleetBudget are safe for
+// concurrent use. A
 // Run belongs to one goroutine. A *rand.Rand is not safe for concurrent use:
 // leave Operation.Rand nil in production to use the global source.
 package retry

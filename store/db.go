@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -52,6 +53,17 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 	if cfg.MaxConns > 0 {
 		pcfg.MaxConns = cfg.MaxConns
 	}
+	// Every connection of the pool marks the errors of its reads and writes, so that a
+	// connection the server broke (a primary stopped, a failover) is told apart from any
+	// other I/O error: pgx returns them bare (see connIOError).
+	dial := pcfg.ConnConfig.DialFunc
+	pcfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return markedConn{c}, nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
@@ -67,6 +79,25 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 		fc = DefaultFirstCheckAfter
 	}
 	return &DB{pool: pool, raw: pool, firstCheck: fc}, nil
+}
+
+// markedConn is a database connection whose read and write errors are *connIOError.
+type markedConn struct{ net.Conn }
+
+func (c markedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		err = &connIOError{err: err}
+	}
+	return n, err
+}
+
+func (c markedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		err = &connIOError{err: err}
+	}
+	return n, err
 }
 
 // New wraps an existing pool or transaction; the caller keeps ownership of it.

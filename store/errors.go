@@ -19,8 +19,9 @@ var (
 	ErrConflict = errors.New("store: conflict")
 	// ErrUnavailable is returned when the database cannot be reached now: it is starting
 	// up, shutting down or restarting (SQLSTATE 57P01, 57P02, 57P03), it has no connection
-	// slot left (53300), no connection to it can be made (refused, reset, timed out), or the
-	// connection broke under a statement (class 08, a connection closed or reset). A
+	// slot left (53300), it is a standby now (25006, after a failover), no connection to it
+	// can be made (refused, reset, timed out; with several hosts, none accepts writes), or
+	// the connection broke under a statement (class 08, a connection closed or reset). A
 	// transaction that failed so did not commit, unless the connection broke during its
 	// COMMIT: then it committed whole or not at all. A later retry may succeed.
 	ErrUnavailable = errors.New("store: database unavailable")
@@ -61,10 +62,18 @@ func unreachable(err error) bool {
 			c == "57P01", // admin_shutdown: terminating connection due to administrator command
 			c == "57P02", // crash_shutdown: another server process crashed
 			c == "57P03", // cannot_connect_now: the database system is starting up
-			c == "53300": // too_many_connections
+			c == "53300", // too_many_connections
+			c == "25006": // read_only_sql_transaction: the server is a standby now (a failover)
 			return true
 		}
 		return false
+	}
+	var broken *connIOError
+	if errors.As(err, &broken) {
+		// A read or write of a connection of Open's pool failed: the server went away
+		// under it, unless the statement only ran out of time.
+		var netErr net.Error
+		return !errors.As(broken.err, &netErr) || !netErr.Timeout()
 	}
 	var connect *pgconn.ConnectError
 	if errors.As(err, &connect) || errors.Is(err, pgconn.ErrConnClosed) {
@@ -79,6 +88,16 @@ func unreachable(err error) bool {
 	var opErr *net.OpError
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &opErr) && !opErr.Timeout())
 }
+
+// connIOError is the error of a read or write on a connection of a pool Open made. pgx
+// returns such errors bare (io.ErrUnexpectedEOF when the server closed the connection, a
+// *net.OpError when it was reset), where nothing would tell them from another package's I/O
+// errors: the pool's connections mark them.
+type connIOError struct{ err error }
+
+func (e *connIOError) Error() string { return e.err.Error() }
+
+func (e *connIOError) Unwrap() error { return e.err }
 
 // ConflictError is an ErrConflict that names the unique constraint that refused the write.
 type ConflictError struct {

@@ -54,6 +54,11 @@ type config struct {
 	// MetricsAddr serves the Prometheus metrics and Go's profiler (net/http/pprof), apart
 	// from the API.
 	MetricsAddr string
+	// BudgetScope is "fleet" (the retry budget and breakers shared by every replica through
+	// the database) or "process" (each replica its own); see guards.go.
+	BudgetScope string
+	// ReadDatabaseURL, when set, is where reports and review lists are read (a standby).
+	ReadDatabaseURL string
 }
 
 // configError names the variable that is wrong; main prints it as one line.
@@ -79,6 +84,8 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		StripeAPIBase:     getenv("STRIPE_API_BASE"),
 		LogLevel:          orDefault(getenv("PAYGATE_LOG_LEVEL"), "info"),
 		MetricsAddr:       orDefault(getenv("PAYGATE_METRICS_ADDR"), "127.0.0.1:9090"),
+		BudgetScope:       orDefault(getenv("PAYGATE_BUDGET_SCOPE"), scopeFleet),
+		ReadDatabaseURL:   getenv("PAYGATE_READ_DATABASE_URL"),
 		MaxAmount:         99_999_999,
 		ShutdownTimeout:   15 * time.Second,
 		DBMaxConns:        32,
@@ -96,6 +103,9 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 			return c, &configError{Var: "DATABASE_URL", Msg: "must be a postgres:// URL"}
 		}
+	}
+	if err := checkFleet(c); err != nil {
+		return c, err
 	}
 	if err := checkAddr("PAYGATE_ADDR", c.Addr); err != nil {
 		return c, err

@@ -33,6 +33,12 @@ func TestLoadConfig(t *testing.T) {
 		{"bad schedule", map[string]string{"PAYGATE_RECONCILE_SCHEDULE": "often"}, "PAYGATE_RECONCILE_SCHEDULE"},
 		{"bad read rate", map[string]string{"PAYGATE_RECONCILE_READ_RATE": "-3"}, "PAYGATE_RECONCILE_READ_RATE"},
 		{"bad pool size", map[string]string{"PAYGATE_DB_MAX_CONNS": "1"}, "PAYGATE_DB_MAX_CONNS"},
+		{"budget per process", map[string]string{"PAYGATE_BUDGET_SCOPE": "process"}, ""},
+		{"budget for the fleet", map[string]string{"PAYGATE_BUDGET_SCOPE": "fleet"}, ""},
+		{"unknown budget scope", map[string]string{"PAYGATE_BUDGET_SCOPE": "cluster"}, "PAYGATE_BUDGET_SCOPE"},
+		{"read database", map[string]string{"PAYGATE_READ_DATABASE_URL": "postgres://u@127.0.0.1:5433,127.0.0.1:5432/db?target_session_attrs=prefer-standby"}, ""},
+		{"read database not a URL", map[string]string{"PAYGATE_READ_DATABASE_URL": "host=x"}, "PAYGATE_READ_DATABASE_URL"},
+		{"multi-host database", map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:5432,127.0.0.1:5433/db?target_session_attrs=read-write"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -8,15 +8,16 @@ import (
 	"io"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/report"
-	"github.com/paygate/paygate/store"
 )
 
-// newReports returns the report service on db, with the network caps of cfg: the API and
+// newReports returns the report service on st, with the network caps of cfg: the API and
 // the command line build the same reports.
-func newReports(db *store.DB, cfg config) *report.Service {
-	return report.New(report.Config{Store: db, Caps: decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d}, Now: time.Now})
+func newReports(st report.Store, cfg config) *report.Service {
+	return report.New(report.Config{Store: st, Caps: decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d}, Now: time.Now})
 }
 
 // runReport prints a report to stdout:
@@ -69,7 +70,12 @@ func runReport(ctx context.Context, args []string, stdout io.Writer, getenv func
 		return err
 	}
 	defer db.Close()
-	rep, err := newReports(db, cfg).Reattempts(ctx, q)
+	reads, closeReads, err := openReads(ctx, cfg, db, zap.NewNop())
+	if err != nil {
+		return err
+	}
+	defer closeReads()
+	rep, err := newReports(reads, cfg).Reattempts(ctx, q)
 	var qe *report.QueryError
 	if errors.As(err, &qe) {
 		return &usageError{fmt.Sprintf("report reattempts: --%s: %s", qe.Param, qe.Msg)}

@@ -83,6 +83,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		return err
 	}
 	defer db.Close()
+	reads, closeReads, err := openReads(ctx, cfg, db, log.Named("store"))
+	if err != nil {
+		return err
+	}
+	defer closeReads()
 
 	// The processor: the built-in simulator over real HTTP, or Stripe (or stripe-mock, or
 	// an external simulator) at STRIPE_API_BASE.
@@ -131,19 +136,16 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	budgets, err := retry.NewBudgets(retry.DefaultScopeBudget(), retry.DefaultGlobalBudget())
+	guards, err := newGuards(cfg, db, log.Named("fleet"), reg)
 	if err != nil {
 		return err
 	}
-	circuits, err := retry.NewCircuits(retry.DefaultBreakerConfig())
-	if err != nil {
-		return err
-	}
+	go guards.run(ctx)
 	runner := charge.NewRunner(charge.RunnerConfig{
 		Processor: proc,
 		Accounts:  accounts,
 		Policy:    retry.DefaultPolicy(),
-		Guards:    charge.ProcessGuards{Budgets: budgets, Circuits: circuits},
+		Guards:    guards,
 		Observer:  charge.NewMetrics(reg),
 		Log:       log.Named("charge"),
 	})
@@ -161,7 +163,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}); err != nil {
 		return err
 	}
-	reads, err := newCountedReads(proc, reg)
+	processorReads, err := newCountedReads(proc, reg)
 	if err != nil {
 		return err
 	}
@@ -174,7 +176,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Replay: replay,
 		Reconciler: reconcile.Config{
 			Accounts:      accounts,
-			Reads:         reads,
+			Reads:         processorReads,
 			ReadLimiter:   rate.NewLimiter(rate.Limit(cfg.ReadRate), max(1, int(cfg.ReadRate/10))),
 			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
 			Policy:        reconcile.Policy{Schedule: cfg.ReconcileSchedule},
@@ -213,9 +215,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Auth:           api.NewCachedAuth(db, keyCacheTTL, 10000),
 		Ready:          readiness{db},
 		Jobs:           queue,
-		Review:         db,
+		Review:         reads,
 		Recon:          jan,
-		Reports:        newReports(db, cfg),
+		Reports:        newReports(reads, cfg),
 		Charges:        charges,
 		Limits:         charge.Limits{MaxAmount: cfg.MaxAmount},
 		Caps:           decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
@@ -259,6 +261,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if qerr := queue.Stop(shutdownCtx); qerr != nil {
 		log.Warn("job queue stop", zap.Error(qerr))
 	}
+	guards.close(shutdownCtx, log)
 	stopSim()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("paygate: shutdown: %w", err)
