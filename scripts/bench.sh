@@ -217,3 +217,7 @@ go test ./policysim/ -run '^$' -bench Compare -benchtime 1x -count=1 | grep -vE 
 echo
 echo "== reconciliation: 10 000 pending charges through the retrieve path against the configured read rate"
 go test ./janitor/ -run '^$' -bench ReconcileRetrieve -benchtime 1x -count=1 | grep -E '^(reconciled|Benchmark)'
+
+echo
+echo "== replicas: one retry budget and breaker for the fleet, and a failover to a synchronous standby"
+scripts/bench-fleet.sh
