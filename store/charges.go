@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
 )
@@ -76,18 +77,12 @@ func (db *DB) statement(ctx context.Context, fn func(q querier) error) error {
 const finishGuard = `
 	   AND (status = 'processing' OR status = $3 OR (status = 'pending' AND $3 IN ('succeeded', 'declined')))`
 
-// finishHeadSQL is the part of a run's outcome every outcome writes: the charge's status,
-// attempts, card attempt and stored answer in its row (a heap-only update: no indexed column
-// changes, unless the charge moved to another processor account or card), and the audit
-// event of a change of status after the first outcome (the first is in the row: charge_trail
-// derives its event). It names the charge's old row cur and its new one u.
-const finishHeadSQL = `
-	WITH cur AS (
-		SELECT status, outcome_at, card_at, processor_account, card_fingerprint FROM charges
-		 WHERE id = $1 AND merchant_id = $2
-	),
-	u AS (
-		UPDATE charges SET status = $3, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
+// finishSet is what a run's outcome sets in its charge's row: status, attempts, card
+// attempt and stored answer; the first outcome also in outcome_* (charge_trail derives its
+// event from them). A heap-only update: no indexed column changes, unless the charge moved
+// to another processor account or card.
+const finishSet = `
+			status = $3, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
 			processor_account = COALESCE(NULLIF($5, ''), processor_account), failure_code = $6,
 			failure_retryable = $7, decline = $8, attempts = attempts + $9,
 			-- Appended as text: the log's closing bracket gives way to the new attempts.
@@ -113,6 +108,18 @@ const finishHeadSQL = `
 				THEN $3 ELSE outcome_status END,
 			outcome_reason = CASE WHEN outcome_at IS NULL AND status = 'processing' AND $3 <> 'processing'
 				THEN NULLIF($22, '') ELSE outcome_reason END
+`
+
+// finishHeadSQL is the part of a run's outcome every outcome writes: its row (finishSet) and
+// the audit event of a change of status after the first outcome. It names the charge's old
+// row cur and its new one u.
+const finishHeadSQL = `
+	WITH cur AS (
+		SELECT status, outcome_at, card_at, processor_account, card_fingerprint FROM charges
+		 WHERE id = $1 AND merchant_id = $2
+	),
+	u AS (
+		UPDATE charges SET ` + finishSet + `
 		 WHERE id = $1 AND merchant_id = $2` + finishGuard + `
 		RETURNING processor_account, card_fingerprint
 	),
@@ -122,6 +129,19 @@ const finishHeadSQL = `
 		 WHERE cur.status IS DISTINCT FROM $3 AND NOT (cur.outcome_at IS NULL AND cur.status = 'processing')
 		   AND EXISTS (SELECT 1 FROM u)
 	)`
+
+// finishFirstSQL stores a charge's first outcome when it settles the charge and needs no
+// other row: the charge was processing with no outcome yet (its event is derived from the
+// row), and no card state folded its attempt (a state that did must learn it changed:
+// finishSettledSQL). One plain update, where finishSettledSQL joins four statements; it
+// changes no row when its conditions do not hold, and the caller runs finishSettledSQL.
+const finishFirstSQL = `
+	UPDATE charges SET ` + finishSet + `
+	 WHERE id = $1 AND merchant_id = $2 AND status = 'processing' AND outcome_at IS NULL
+	   AND ($14 = '' OR NOT EXISTS (SELECT 1 FROM card_states s
+	        WHERE s.processor_account = COALESCE(NULLIF($5, ''), charges.processor_account)
+	          AND s.fingerprint = charges.card_fingerprint
+	          AND (s.through_at, s.through_charge) >= (charges.card_at, charges.id)))`
 
 // finishSettledSQL stores the outcome of a run that settled its charge and puts no refusal on
 // its card (the common case: an approval), in one statement; the card's state learns of an
@@ -192,7 +212,19 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 			return br.QueryRow().Scan(&updated, &found)
 		})
 	} else {
-		err = db.statement(ctx, func(q querier) error { return q.QueryRow(ctx, sql, args...).Scan(&updated, &found) })
+		err = db.statement(ctx, func(q querier) error {
+			if sql == finishSettledSQL && c.Status.Final() {
+				tag, err := q.Exec(ctx, finishFirstSQL, args...)
+				if err != nil {
+					return err
+				}
+				if tag.RowsAffected() == 1 {
+					updated, found = true, true
+					return nil
+				}
+			}
+			return q.QueryRow(ctx, sql, args...).Scan(&updated, &found)
+		})
 	}
 	switch {
 	case err != nil:
@@ -291,6 +323,7 @@ func (db *DB) Charge(ctx context.Context, merchantID, id string) (*charge.Charge
 
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 func chargeByID(ctx context.Context, q querier, merchantID, id string) (*charge.Charge, error) {

@@ -3,7 +3,7 @@ package store
 // Statements are the store's static statements of a charge's life, by name, for the test that
 // prepares each against the schema.
 var Statements = map[string]string{
-	"create": createSQL, "finish": finishSQL, "finish_settled": finishSettledSQL, "card_lock": cardLockSQL, "card_history": cardHistorySQL,
+	"create": createSQL, "finish": finishSQL, "finish_settled": finishSettledSQL, "finish_first": finishFirstSQL, "card_lock": cardLockSQL, "card_history": cardHistorySQL,
 	"card_state": cardStateSQL, "card_recent": cardRecentSQL, "chain_attempts": chainAttemptsSQL,
 	"write_card_state": writeCardStateSQL, "insert_decision": insertDecisionSQL, "key": keySQL, "key_charge": keyChargeSQL, "live_reference": liveReferenceSQL,
 	"live_reattempt": liveReattemptSQL, "insert_key": insertKeySQL, "lock_key": lockKeySQL,

@@ -78,3 +78,51 @@ func TestFinishChargeKeepsASettledOutcome(t *testing.T) {
 		})
 	}
 }
+
+// A charge's first outcome is one plain update of its row, unless a card state folded the
+// charge's attempt while it was in flight: that state must learn the attempt changed
+// (stale), and the outcome is still stored. The first outcome's event is derived from the
+// row either way: the audit trail shows it once.
+func TestFinishChargeFirstOutcome(t *testing.T) {
+	t.Parallel()
+	for _, folded := range []bool{false, true} {
+		name := map[bool]string{false: "no card state", true: "a card state folded the attempt"}[folded]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			tx := dbtest.Tx(t)
+			db := store.New(tx)
+			newMerchant(t, db, "m1")
+			card := &charge.Card{Fingerprint: "fp_first_" + charge.NewID(), Network: "visa"}
+			b := beginWith(t, db, "m1", "k", card)
+			if folded {
+				if _, err := tx.Exec(ctx, `INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
+					SELECT processor_account, card_fingerprint, card_at, id, false FROM charges WHERE id = $1`, b.Charge.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := *b.Charge
+			c.Status = charge.StatusSucceeded
+			if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k", Charge: &c,
+				ResponseStatus: 200, ResponseBody: []byte(`{}`), Card: &charge.CardOutcome{Outcome: decline.Approved},
+				Attempts: []charge.Attempt{{StartedAt: time.Now(), Class: "success", HTTPStatus: 200}}}); err != nil {
+				t.Fatal(err)
+			}
+			var status, outcome string
+			var stale *bool
+			var events int
+			if err := tx.QueryRow(ctx, `SELECT c.status, c.card_outcome,
+					(SELECT s.stale FROM card_states s WHERE s.processor_account = c.processor_account AND s.fingerprint = c.card_fingerprint),
+					(SELECT count(*) FROM charge_trail t WHERE t.charge_id = c.id AND t.status_after = 'succeeded')
+				FROM charges c WHERE c.id = $1`, c.ID).Scan(&status, &outcome, &stale, &events); err != nil {
+				t.Fatal(err)
+			}
+			if status != "succeeded" || outcome != "approved" || events != 1 {
+				t.Fatalf("charge %s, card outcome %s, %d succeeded events; want succeeded, approved, 1", status, outcome, events)
+			}
+			if folded != (stale != nil && *stale) || (!folded && stale != nil) {
+				t.Fatalf("card state stale: %v, want a stale state %v", stale, folded)
+			}
+		})
+	}
+}
