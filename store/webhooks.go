@@ -39,45 +39,56 @@ type WebhookDecider func(ctx context.Context, tx pgx.Tx, c WebhookCharge) (dispo
 // id was recorded before, it returns seen true and changes nothing. Otherwise it reads the
 // charge e names, calls decide with it inside the transaction, and stores the disposition
 // decide returns beside the id: the event, the charge's state and any job decide enqueued
-// commit together, or not at all (an error from decide rolls back everything).
+// commit together, or not at all (an error from decide rolls back everything, and so does
+// a delivery of the same id recorded meanwhile by another transaction: seen).
 func (db *DB) RecordWebhookEvent(ctx context.Context, e WebhookEvent, decide WebhookDecider) (seen bool, disposition string, err error) {
 	err = db.InTx(ctx, func(tx pgx.Tx) error {
 		seen, disposition = false, ""
+		var (
+			c        WebhookCharge
+			merchant *string
+			status   *string
+		)
+		if err := tx.QueryRow(ctx, `
+			SELECT EXISTS (SELECT 1 FROM webhook_events WHERE id = $1), c.merchant_id, c.status,
+				COALESCE(r.manual_outcome IS NOT NULL, false)
+			  FROM (SELECT 1) one
+			  LEFT JOIN charges c ON c.id = NULLIF($2, '')
+			  LEFT JOIN reconciliations r ON r.charge_id = c.id`, e.ID, e.ChargeID).
+			Scan(&seen, &merchant, &status, &c.Manual); err != nil {
+			return fmt.Errorf("store: webhook event: %w", err)
+		}
+		if seen {
+			return nil
+		}
+		if merchant != nil && status != nil {
+			c.Found, c.MerchantID, c.Status = true, *merchant, charge.Status(*status)
+		}
+		var err error
+		if disposition, err = decide(ctx, tx, c); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, `
 			INSERT INTO webhook_events (id, type, charge_id, payment_intent, disposition)
-			VALUES ($1, $2, NULLIF($3, ''), NULLIF($4, ''), '')
-			ON CONFLICT (id) DO NOTHING`, e.ID, e.Type, e.ChargeID, e.PaymentIntent)
+			VALUES ($1, $2, NULLIF($3, ''), NULLIF($4, ''), $5)
+			ON CONFLICT (id) DO NOTHING`, e.ID, e.Type, e.ChargeID, e.PaymentIntent, disposition)
 		if err != nil {
 			return fmt.Errorf("store: record webhook event: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			seen = true
-			return nil
-		}
-		var c WebhookCharge
-		if e.ChargeID != "" {
-			err := tx.QueryRow(ctx, `
-				SELECT c.merchant_id, c.status, r.manual_outcome IS NOT NULL
-				  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
-				 WHERE c.id = $1`, e.ChargeID).Scan(&c.MerchantID, &c.Status, &c.Manual)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-			case err != nil:
-				return fmt.Errorf("store: webhook event's charge: %w", err)
-			default:
-				c.Found = true
-			}
-		}
-		if disposition, err = decide(ctx, tx, c); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE webhook_events SET disposition = $2 WHERE id = $1`, e.ID, disposition); err != nil {
-			return fmt.Errorf("store: webhook event disposition: %w", err)
+			// Another delivery of the id committed first: undo what decide did.
+			return errWebhookSeen
 		}
 		return nil
 	})
+	if errors.Is(err, errWebhookSeen) {
+		return true, "", nil
+	}
 	return seen, disposition, err
 }
+
+// errWebhookSeen rolls back the transaction of an event another delivery recorded first.
+var errWebhookSeen = errors.New("store: webhook event recorded meanwhile")
 
 // WebhookEventDisposition returns the disposition recorded for event id, or ErrNotFound.
 func (db *DB) WebhookEventDisposition(ctx context.Context, id string) (string, error) {
