@@ -43,6 +43,11 @@ const (
 // its schedule.
 const EventWaitProcessing = 10 * time.Minute
 
+// EventProcessingDelay is how long after its event the check of a charge still processing
+// is due at the earliest: the event often arrives before the charge's run has recorded the
+// answer it is about, which settles the charge without a read.
+const EventProcessingDelay = time.Second
+
 // WebhookEventRetention is how long an event id is kept against replays: far longer than the
 // processor retries a delivery (3 days at Stripe).
 const WebhookEventRetention = 30 * 24 * time.Hour
@@ -199,7 +204,12 @@ func (w *Webhooks) Receive(ctx context.Context, e reconcile.Event) (seen bool, e
 		case !e.Final():
 			return DispositionNotFinal, nil
 		}
-		opts, err := jobs.ForMerchant(&river.InsertOpts{Queue: jobs.QueueReconcile, UniqueOpts: jobs.UniquePerArgs()}, c.MerchantID)
+		ins := &river.InsertOpts{Queue: jobs.QueueReconcile, UniqueOpts: jobs.UniquePerArgs()}
+		if c.Status == charge.StatusProcessing {
+			// Its run usually settles it within milliseconds: the check waits for it.
+			ins.ScheduledAt = time.Now().Add(EventProcessingDelay)
+		}
+		opts, err := jobs.ForMerchant(ins, c.MerchantID)
 		if err != nil {
 			return "", err
 		}
