@@ -201,7 +201,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{ReplayGuard: replayGuard})
+	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{ReplayGuard: replayGuard, ReconcileWorkers: reconcileWorkers})
 	if err != nil {
 		return err
 	}
