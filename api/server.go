@@ -44,6 +44,8 @@ type Config struct {
 	// Registry is where the API registers its request metrics. They are not served here:
 	// serve publishes them on a listener of their own (PAYGATE_METRICS_ADDR).
 	Registry *prometheus.Registry
+	// Webhooks configures POST /webhooks/stripe; without a secret there is no such route.
+	Webhooks WebhookConfig
 }
 
 // New returns the gateway's HTTP handler.
@@ -85,6 +87,9 @@ func New(cfg Config) *echo.Echo {
 	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)
+
+	// The processor's events: signed, not keyed.
+	registerWebhooks(e, cfg.Webhooks, cfg.Registry, cfg.Log)
 
 	// The operator console: static pages that call the API with the operator's key.
 	e.Any("/ops*", echo.WrapHandler(console.Handler()))

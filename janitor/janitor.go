@@ -90,6 +90,9 @@ func New(cfg Config, reg *jobs.Registry) (*Janitor, error) {
 	if err := jobs.Add(reg, &checkWorker{j: j}, policy.InQueue(jobs.QueueReconcile)); err != nil {
 		return nil, err
 	}
+	if err := j.registerEventChecks(reg); err != nil {
+		return nil, err
+	}
 	if err := jobs.Add(reg, &sweepWorker{j: j}, jobs.Retryable(1)); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,8 @@ type Evidence struct {
 	Search *Search `json:"search,omitempty"`
 	// Replay is the answer to a replay of the charge's request under its key.
 	Replay *ReplayAnswer `json:"replay,omitempty"`
+	// Event is the processor event (a verified webhook) that triggered the check, if one did.
+	Event *Event `json:"event,omitempty"`
 }
 
 // Answered reports whether any read of the check (or its replay) got an answer from the

@@ -147,6 +147,8 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request) {
 	case "POST /_sim/reset":
 		s.Reset()
 		jsonResponse(http.StatusOK, map[string]bool{"reset": true}).write(w)
+	case "GET /_sim/webhooks", "POST /_sim/webhooks":
+		s.serveWebhooks(w, r)
 	case "GET /_sim/stats":
 		jsonResponse(http.StatusOK, s.Stats()).write(w)
 	default:

@@ -363,6 +363,7 @@ func (s *Server) executeLocked(req createRequest, c *call) response {
 			zap.Int("dropped", n), zap.Int("max_payment_intents", s.intents.max))
 	}
 	s.ledger.effect(entry, pi)
+	s.emitLocked(pi)
 	rendered := s.renderIntent(pi, req.expand)
 	if failed == nil {
 		return jsonResponse(http.StatusOK, rendered)

@@ -91,6 +91,7 @@ type Server struct {
 	src           *rand.PCG
 	confirmations map[string]int // per payment method id, for firstN
 	release       chan struct{}  // closed by Reset to free held requests
+	hooks         *webhooks      // the events' outbox; nil until StartWebhooks
 
 	held      atomic.Int64
 	closeOnce sync.Once

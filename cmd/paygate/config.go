@@ -59,6 +59,10 @@ type config struct {
 	BudgetScope string
 	// ReadDatabaseURL, when set, is where reports and review lists are read (a standby).
 	ReadDatabaseURL string
+	// WebhookSecret verifies the processor's events on /webhooks/stripe; SimWebhooks sends
+	// the built-in simulator's events there (see webhooks.go).
+	WebhookSecret string
+	SimWebhooks   bool
 }
 
 // configError names the variable that is wrong; main prints it as one line.
@@ -105,6 +109,9 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		}
 	}
 	if err := checkFleet(c); err != nil {
+		return c, err
+	}
+	if err := loadWebhookConfig(&c, getenv); err != nil {
 		return c, err
 	}
 	if err := checkAddr("PAYGATE_ADDR", c.Addr); err != nil {

@@ -54,6 +54,9 @@ func startGateway(t *testing.T, extraEnv ...string) *gateway {
 		"PAYGATE_SIM_ADDR":     "127.0.0.1:0",
 		"PAYGATE_METRICS_ADDR": "127.0.0.1:0",
 		"PAYGATE_LOG_LEVEL":    "debug",
+		// The built-in simulator's events would settle the pending charges the tests make
+		// before their checks do: webhooks_e2e_test.go turns them on.
+		"PAYGATE_SIM_WEBHOOKS": "off",
 	}
 	for i := 0; i+1 < len(extraEnv); i += 2 {
 		env[extraEnv[i]] = extraEnv[i+1]

@@ -108,6 +108,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 			}
 		}
 		s := sim.New(sim.Config{AccountID: simAccount, SecretKey: simSecretKey, Logger: log.Named("sim")})
+		if err := wireSimWebhooks(simCtx, &cfg, s, lns.api.Addr(), log); err != nil {
+			return err
+		}
 		go func() { simDone <- s.Serve(simCtx, lns.sim) }()
 		baseURL, key = "http://"+simAddr, simSecretKey
 	} else {
@@ -190,16 +193,21 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
+	webhooks, err := newWebhooks(db, registry, reg, log.Named("webhooks"))
+	if err != nil {
+		return err
+	}
 	auto, err := reattempts.New(db, charges, log.Named("reattempts"), registry, cfg.ReconcileSweep)
 	if err != nil {
 		return err
 	}
-	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{ReplayGuard: replayGuard})
+	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{ReplayGuard: replayGuard, ReconcileWorkers: reconcileWorkers})
 	if err != nil {
 		return err
 	}
 	jan.Attach(queue)
 	auto.Attach(queue)
+	webhooks.Attach(queue)
 	if err := queue.RegisterMetrics(reg); err != nil {
 		return err
 	}
@@ -223,6 +231,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		Caps:           decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		InFlightMargin: cfg.InFlightMargin,
 		Registry:       reg,
+		Webhooks:       api.WebhookConfig{Secret: cfg.WebhookSecret, Receiver: webhooks},
 	})
 	ln := lns.api
 	srv := &http.Server{
@@ -237,7 +246,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("paygate serving", zap.String("addr", ln.Addr().String()), zap.String("processor", cfg.Processor),
-		zap.String("processor_account", account), zap.String("sim_addr", simAddr))
+		zap.String("processor_account", account), zap.String("sim_addr", simAddr), zap.Bool("webhooks", cfg.WebhookSecret != ""))
 	if hooks != nil && hooks.listening != nil {
 		hooks.listening(ln.Addr().String(), simAddr, lns.metrics.Addr().String())
 	}

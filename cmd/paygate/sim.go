@@ -13,7 +13,7 @@ import (
 )
 
 // simUsage is the command line of sim.
-const simUsage = "usage: paygate sim [--addr HOST:PORT] [--account ACCT]"
+const simUsage = "usage: paygate sim [--addr HOST:PORT] [--account ACCT] [--webhook-url URL --webhook-secret whsec_...]"
 
 // runSim runs the processor simulator alone, until ctx ends.
 func runSim(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
@@ -21,11 +21,16 @@ func runSim(ctx context.Context, args []string, stderr io.Writer, getenv func(st
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"), "HOST:PORT to listen on")
 	account := fs.String("account", "", "processor account id to answer (default: a new random acct_sim...)")
+	hookURL := fs.String("webhook-url", "", "where to POST a signed event for every PaymentIntent created or changed")
+	hookSecret := fs.String("webhook-secret", "", "the signing secret of the events (whsec_...), the gateway's STRIPE_WEBHOOK_SECRET")
 	if err := fs.Parse(args); err != nil {
 		return &usageError{fmt.Sprintf("sim: %v (%s)", err, simUsage)}
 	}
 	if fs.NArg() != 0 {
-		return &usageError{fmt.Sprintf("sim takes no arguments besides --addr and --account, got %q (%s)", fs.Arg(0), simUsage)}
+		return &usageError{fmt.Sprintf("sim takes no arguments besides its flags, got %q (%s)", fs.Arg(0), simUsage)}
+	}
+	if err := checkSimWebhooks(*hookURL, *hookSecret); err != nil {
+		return err
 	}
 	// A bad address is named as the caller gave it: the flag, or the variable behind its default.
 	source := "--addr"
@@ -44,6 +49,12 @@ func runSim(ctx context.Context, args []string, stderr io.Writer, getenv func(st
 		return &configError{Var: source, Msg: fmt.Sprintf("cannot listen on %s: %v", *addr, listenReason(err))}
 	}
 	s := sim.New(sim.Config{AccountID: *account, Logger: log.Named("sim")})
-	log.Info("processor simulator serving", zap.String("addr", ln.Addr().String()), zap.String("account", s.AccountID()))
+	if *hookURL != "" {
+		if err := s.StartWebhooks(ctx, sim.WebhookConfig{URL: *hookURL, Secret: *hookSecret}); err != nil {
+			return &configError{Var: "--webhook-url", Msg: err.Error()}
+		}
+	}
+	log.Info("processor simulator serving", zap.String("addr", ln.Addr().String()), zap.String("account", s.AccountID()),
+		zap.String("webhook_url", *hookURL))
 	return s.Serve(ctx, ln)
 }

@@ -64,7 +64,8 @@ func (r readiness) Ready(ctx context.Context) error {
 // enforces it on every path). A kind this binary does not know is refused.
 func replayGuard(_ context.Context, kind string, _ json.RawMessage) error {
 	switch kind {
-	case janitor.CheckArgs{}.Kind(), janitor.SweepArgs{}.Kind(), reattempts.Args{}.Kind(),
+	case janitor.CheckArgs{}.Kind(), janitor.SweepArgs{}.Kind(), janitor.EventArgs{}.Kind(), janitor.WebhookReaperArgs{}.Kind(),
+		reattempts.Args{}.Kind(),
 		reattempts.SweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
 		return nil
 	}

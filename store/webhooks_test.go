@@ -1,0 +1,71 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/store"
+)
+
+// TestRecordWebhookEvent: an event id is recorded once; the decider sees the charge the event
+// names and its disposition is kept; an error from the decider keeps nothing; old ids are
+// reaped.
+func TestRecordWebhookEvent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dbtest.Store(t)
+	newMerchant(t, db, "m_hooks")
+	b := begin(t, db, "m_hooks", "k1", [32]byte{1}, newCharge("m_hooks", ""))
+
+	var saw []store.WebhookCharge
+	decide := func(_ context.Context, _ pgx.Tx, c store.WebhookCharge) (string, error) {
+		saw = append(saw, c)
+		return "check", nil
+	}
+	e := store.WebhookEvent{ID: "evt_1", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID, PaymentIntent: "pi_1"}
+	for i, want := range []bool{false, true} {
+		seen, disp, err := db.RecordWebhookEvent(ctx, e, decide)
+		if err != nil || seen != want {
+			t.Fatalf("delivery %d: got seen %v (%q), %v; want %v", i+1, seen, disp, err, want)
+		}
+	}
+	if len(saw) != 1 || !saw[0].Found || saw[0].MerchantID != "m_hooks" || saw[0].Status != charge.StatusProcessing || saw[0].Manual {
+		t.Fatalf("decider: got %+v, want one call with the processing charge", saw)
+	}
+	if d, err := db.WebhookEventDisposition(ctx, "evt_1"); err != nil || d != "check" {
+		t.Fatalf("disposition: got %q, %v", d, err)
+	}
+
+	unknown := store.WebhookEvent{ID: "evt_2", Type: "payment_intent.succeeded", ChargeID: "ch_nobody"}
+	if _, _, err := db.RecordWebhookEvent(ctx, unknown, func(_ context.Context, _ pgx.Tx, c store.WebhookCharge) (string, error) {
+		if c.Found {
+			t.Errorf("unknown charge: got %+v, want not found", c)
+		}
+		return "unknown_charge", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	failed := store.WebhookEvent{ID: "evt_3", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID}
+	if _, _, err := db.RecordWebhookEvent(ctx, failed, func(context.Context, pgx.Tx, store.WebhookCharge) (string, error) {
+		return "", errors.New("test: enqueue failed")
+	}); err == nil {
+		t.Fatal("a failed decider: got nil, want its error")
+	}
+	if _, err := db.WebhookEventDisposition(ctx, "evt_3"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after a failed decider: got %v, want ErrNotFound", err)
+	}
+
+	if n, err := db.ReapWebhookEvents(ctx, time.Hour); err != nil || n != 0 {
+		t.Fatalf("reap within retention: got %d, %v; want 0", n, err)
+	}
+	if n, err := db.ReapWebhookEvents(ctx, -time.Second); err != nil || n != 2 {
+		t.Fatalf("reap past retention: got %d, %v; want 2", n, err)
+	}
+}
