@@ -221,3 +221,7 @@ go test ./janitor/ -run '^$' -bench ReconcileRetrieve -benchtime 1x -count=1 | g
 echo
 echo "== replicas: one retry budget and breaker for the fleet, and a failover to a synchronous standby"
 scripts/bench-fleet.sh
+
+echo
+echo "== webhooks: 1 000 lost answers settled by the processor's events"
+scripts/bench-webhooks.sh
