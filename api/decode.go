@@ -124,7 +124,6 @@ func decodeScanned(body []byte, scan bodyScan, v any) *Error {
 	return nil
 }
 
-
 // holdsCardNumber reports whether any key, string or number of the JSON text in body, or
 // the raw text of a body that is not one JSON value, looks like a card number.
 func holdsCardNumber(body []byte) bool { return scanBody(body).card }

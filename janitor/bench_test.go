@@ -16,10 +16,10 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/sim"
 	"github.com/paygate/paygate/store"
 )
 

@@ -15,11 +15,11 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
 	"github.com/paygate/paygate/store"
 )
 

@@ -13,10 +13,10 @@ import (
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/time/rate"
 
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
 )
 
 const simAccount = "acct_simReconcile1"

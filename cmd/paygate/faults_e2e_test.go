@@ -13,7 +13,7 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/store"
 )
 

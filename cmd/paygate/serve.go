@@ -20,13 +20,13 @@ import (
 	"github.com/paygate/paygate/api"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
 	"github.com/paygate/paygate/store"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 func TestCreateApproves(t *testing.T) {

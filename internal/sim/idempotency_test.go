@@ -10,7 +10,7 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 func TestIdempotentReplay(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 func TestPaymentMethodCards(t *testing.T) {

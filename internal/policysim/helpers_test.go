@@ -13,7 +13,7 @@ import (
 const msec = time.Millisecond
 
 // examplesDir holds the example simulation files.
-const examplesDir = "../examples"
+const examplesDir = "../../examples"
 
 // mustParse parses a simulation file or fails the test.
 func mustParse(t testing.TB, file string) *File {

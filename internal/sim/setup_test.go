@@ -19,7 +19,7 @@ import (
 	"github.com/stripe/stripe-go/v76/paymentmethod"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 const testKey = "sk_test_paygateSimulator123"

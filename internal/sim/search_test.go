@@ -8,7 +8,7 @@ import (
 
 	"github.com/stripe/stripe-go/v76"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 func searchIDs(t *testing.T, b *bundle, query string, limit int64) []string {

@@ -15,7 +15,7 @@ import (
 	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/paymentintent"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 func TestScriptedStatusIsNotStored(t *testing.T) {
