@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/migrations"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
@@ -410,7 +411,7 @@ func TestReadyzHidesDetails(t *testing.T) {
 		{"unreachable", errors.New("store: schema version: failed to connect to `user=paygate database=postgres`: " +
 			"127.0.0.1:25432 (127.0.0.1): dial error: connect: connection refused (postgres://paygate:hunter2@127.0.0.1:25432/postgres password=hunter2)"),
 			"database unreachable", "connection refused"},
-		{"schema behind", fmtErr(store.ErrSchemaBehind), "database schema is behind this binary", "binary at 4"},
+		{"schema behind", fmtErr(migrations.ErrSchemaBehind), "database schema is behind this binary", "binary at 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/migrations"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/reconcile"
@@ -71,7 +72,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync() //nolint:errcheck
 
-	st, err := store.Migrations(ctx, cfg.DatabaseURL)
+	st, err := migrations.Versions(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
