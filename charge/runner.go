@@ -351,7 +351,3 @@ func attemptsOf(rep retry.Report, requestIDs []string) []Attempt {
 	}
 	return out
 }
-
-// KeyWriteWindow is how long after a key's first use a write under it is allowed: the
-// processor keeps keys 24 h, and an hour of margin covers clock skew and long runs.
-const KeyWriteWindow = 23 * time.Hour

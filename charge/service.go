@@ -242,7 +242,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 		// retryably failed charge whose key can no longer be written fails for good.
 		if c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable {
 			switch {
-			case begun.Now.Sub(c.CreatedAt) >= KeyWriteWindow:
+			case !c.keyOpen(begun.Now):
 				c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
 			case s.accountMoved(acctCtx, c.ProcessorAccount):
 				c.Failure = &Failure{Code: CodeAccountChanged, Retryable: false}
@@ -290,7 +290,7 @@ func cardOf(pc processor.Card) *Card {
 // carry runs a stored charge to an outcome under its processor key and stores it. now is the
 // database clock; uncertain says that an earlier run may have reached the processor.
 func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
-	expired := now.Sub(c.CreatedAt) >= KeyWriteWindow
+	expired := !c.keyOpen(now)
 	// The run continues even if the caller hangs up: once a request may reach the
 	// processor, its outcome must be stored. Its own deadline is the caller's, and the
 	// account's confirmation before it spends the same.

@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
+
+	"github.com/paygate/paygate/processor"
 )
 
 // Defaults of a Config's zero fields.
@@ -147,7 +149,7 @@ func (r *Reconciler) Account() string { return r.account }
 //
 // It returns an error, and records nothing, when ctx ends, a limiter refuses to wait within
 // ctx's deadline, or the account cannot be confirmed or changed during the check
-// (ErrAccountUnconfirmed); failed reads are evidence, not errors. A Store error is returned
+// (processor.ErrAccountUnconfirmed); failed reads are evidence, not errors. A Store error is returned
 // wrapped with the check: errors.Is(err, ErrStale) means another reconciler recorded this
 // check first.
 func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
@@ -173,7 +175,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
 		}
 		if after != account {
 			return Check{}, fmt.Errorf("reconcile: charge %s: %w: it changed from %s to %s during the check",
-				c.ID, ErrAccountUnconfirmed, account, after)
+				c.ID, processor.ErrAccountUnconfirmed, account, after)
 		}
 	}
 	chk.Evidence = ev

@@ -365,7 +365,7 @@ func TestReconcileReplay(t *testing.T) {
 		t.Parallel()
 		b := setup(t, options{replayer: true})
 		c := b.send(t, "ch_rc", "pm_card_visa", sim.Step{Blackhole: true}, shortTimeout)
-		d := b.reconcileAt(t, c, reconcile.KeyWindow).Decision
+		d := b.reconcileAt(t, c, processor.KeyWindow).Decision
 		if d.Kind != reconcile.KindReview || d.Reason != reconcile.ReasonKeyClosedNoEvidence || d.Replay.Allowed {
 			t.Fatalf("got %s %s replay %+v, want review key closed, replay forbidden", d.Kind, d.Reason, d.Replay)
 		}

@@ -18,66 +18,42 @@ import (
 	"github.com/paygate/paygate/retry"
 )
 
-// This file checks Classify against the gateway itself: every scripted
-// answer is played on the wire, in Stripe's shape, to the gateway's processor
-// adapter (processor.Client, over HTTP through stripe-go, as paygate serve
-// runs it), and the adapter's classification is the one Classify must give.
-// Only the test imports the adapter: the simulator itself needs no network
-// client.
+// This file checks that a scripted answer means what it would mean on the wire: every
+// step's answer (Step.Answer) is played, in Stripe's shape, to the gateway's processor
+// adapter (processor.Client, over HTTP through stripe-go, as paygate serve runs it), and the
+// adapter's classification of what it read is the one Classify gives the step.
 
-// wireAnswer is how the simulator means a scripted answer to look on the
-// wire, in Stripe's shape (the package documentation states it):
-//
-//	2xx            a PaymentIntent that succeeded
-//	3xx            a body that is not the processor's JSON (a proxy's page)
-//	4xx, 5xx       Stripe's error envelope; its type is card_error for 402
-//	               or a 4xx with a decline body_code (code the body_code if
-//	               it is a card_error code, else card_declined with the
-//	               body_code as decline_code), idempotency_error for the
-//	               body_code idempotency_error, api_error for a 5xx, else
-//	               invalid_request_error; its code is the body_code
-//	retry_after    Retry-After; date: Date ("" for none); should_retry:
-//	               Stripe-Should-Retry; replayed: Idempotent-Replayed: true
+// wireAnswer is the answer step s stands for (Step.Answer) as it looks on the wire, in
+// Stripe's shape: a succeeded PaymentIntent for a 2xx, a page that is not JSON for a 3xx,
+// Stripe's error envelope otherwise, with its headers.
 func wireAnswer(s Step) (status int, header http.Header, body string) {
+	a := s.Answer()
 	header = http.Header{}
-	if s.RetryAfter != "" {
-		header.Set("Retry-After", s.RetryAfter)
+	if a.RetryAfter != "" {
+		header.Set("Retry-After", a.RetryAfter)
 	}
 	if s.HasDate {
-		if s.Date == "" {
+		if a.Date == "" {
 			header["Date"] = nil // no Date header at all
 		} else {
-			header.Set("Date", s.Date)
+			header.Set("Date", a.Date)
 		}
 	}
-	if s.ShouldRetry != "" {
-		header.Set("Stripe-Should-Retry", s.ShouldRetry)
+	if a.ShouldRetry != "" {
+		header.Set("Stripe-Should-Retry", a.ShouldRetry)
 	}
-	if s.Replayed {
+	if a.Replayed {
 		header.Set("Idempotent-Replayed", "true")
 	}
 	switch {
-	case s.Status < 300:
+	case a.Intent != "":
 		header.Set("Content-Type", "application/json")
-		return s.Status, header, `{"id": "pi_wire", "object": "payment_intent", "amount": 1000, "currency": "usd", "status": "succeeded"}`
-	case s.Status < 400:
+		return a.Status, header, `{"id": "pi_wire", "object": "payment_intent", "amount": 1000, "currency": "usd", "status": "` + a.Intent + `"}`
+	case a.Unparsed:
 		header.Set("Content-Type", "text/html")
-		return s.Status, header, "<html>moved</html>"
+		return a.Status, header, "<html>moved</html>"
 	}
-	e := map[string]string{"message": "scripted", "code": s.BodyCode}
-	switch {
-	case declined(s):
-		e["type"], e["code"] = "card_error", cardErrorCode(s)
-		if e["code"] != s.BodyCode {
-			e["decline_code"] = s.BodyCode
-		}
-	case s.BodyCode == "idempotency_error":
-		e["type"] = "idempotency_error"
-	case s.Status >= 500:
-		e["type"] = "api_error"
-	default:
-		e["type"] = "invalid_request_error"
-	}
+	e := map[string]string{"message": "scripted", "type": a.ErrorType, "code": a.Code, "decline_code": a.DeclineCode}
 	for k, v := range e {
 		if v == "" {
 			delete(e, k)
@@ -88,7 +64,7 @@ func wireAnswer(s Step) (status int, header http.Header, body string) {
 		panic(err)
 	}
 	header.Set("Content-Type", "application/json")
-	return s.Status, header, string(b)
+	return a.Status, header, string(b)
 }
 
 // wire is a processor that answers each request with the scripted step its

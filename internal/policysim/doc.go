@@ -17,27 +17,12 @@
 // ScopeBudget) and one circuit breaker (retry.NewCircuits, one Circuit), as
 // the operations of one processor account and merchant do in the gateway.
 //
-// The processor's answers are scripted, and Classify turns each into a
-// retry.Outcome exactly as the gateway's processor adapter (package
-// processor) classifies the same answer on the wire: 2xx success; 402 or a
-// decline body_code, decline; any 409 (a concurrent request under the same
-// key: the earlier one may be executing) and 429 lock_timeout, busy, retried
-// under the key after the busy wait and pending if the loop ends there;
-// other 429, retry_after; 500 and 424 (Stripe's failed external dependency)
-// on a write, unknown_final; 503, retry (not executed); 502, 504 and other
-// 5xx, retry (may have executed); a timeout or
-// a dropped connection after sending, outcome_unknown; a refused connection,
-// not_sent; 401 and 403 (the gateway's own key refused: nothing ran),
-// retry; other 4xx, terminal (may have executed for idempotency_error);
-// Stripe-Should-Retry overrides the status, never the evidence of an
-// execution. A read (GET) is idempotent: what may have executed is a plain
-// retry for it. Classify has the whole table, and a test plays every kind
-// of answer to the adapter over HTTP and checks that both agree. On the wire
-// a step is Stripe's answer: a 2xx a succeeded PaymentIntent, a 3xx a body
-// that is not the processor's JSON, a 4xx or 5xx Stripe's error envelope
-// whose type is card_error for a decline, idempotency_error for the
-// body_code idempotency_error, api_error for a 5xx and invalid_request_error
-// otherwise, with body_code as its code.
+// The processor's answers are scripted. A step stands for one answer in Stripe's terms
+// (Step.Answer: a 2xx a succeeded PaymentIntent, a 3xx a body that is not the processor's
+// JSON, a 4xx or 5xx Stripe's error, of type card_error for a decline), and Classify has the
+// gateway's processor adapter classify it with its own table (processor.ClassifyWrite, and
+// processor.ClassifyRead for a read): there is one table. A test plays every kind of step to
+// the adapter over HTTP, as that answer, and checks that it reads what the step means.
 //
 // # The file
 //
