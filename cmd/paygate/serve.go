@@ -153,7 +153,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	charges := charge.NewService(charge.ServiceConfig{Store: db, Runner: runner, Render: api.RenderCharge,
 		Cards: proc, Caps: decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		Log: log.Named("charge"), LockMargin: cfg.KeyLockMargin})
-	workersDone := startWorkers(ctx, log.Named("worker"), cfg, charges)
+	workersDone := startWorkers(ctx, cfg, charges)
 
 	// Durable background work on River: reconciliation of unknown outcomes and the reaper
 	// of expired idempotency keys.

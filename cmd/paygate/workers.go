@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
@@ -22,27 +20,12 @@ const keyRetention = 25 * time.Hour
 // startWorkers runs the completer of charges left mid-flight until ctx ends. Every replica
 // runs it; the store's row locks keep two replicas off one charge. The returned channel
 // closes when it has stopped.
-func startWorkers(ctx context.Context, log *zap.Logger, cfg config, charges *charge.Service) <-chan struct{} {
+func startWorkers(ctx context.Context, cfg config, charges *charge.Service) <-chan struct{} {
 	done := make(chan struct{})
+	completer := charge.NewCompleter(charges, charge.CompleterConfig{Every: cfg.CompleterInterval, Idle: cfg.CompleterIdle})
 	go func() {
 		defer close(done)
-		complete := time.NewTicker(cfg.CompleterInterval)
-		defer complete.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-complete.C:
-				// A pass that started finishes its charges even while the process stops:
-				// a resumed charge must end with a stored outcome.
-				n, err := charges.Complete(context.WithoutCancel(ctx), charge.CompleterConfig{Idle: cfg.CompleterIdle})
-				if err != nil {
-					log.Error("completer pass failed", zap.Error(err))
-				} else if n > 0 {
-					log.Info("completer resumed charges", zap.Int("charges", n))
-				}
-			}
-		}
+		completer.Run(ctx)
 	}()
 	return done
 }

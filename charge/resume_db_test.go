@@ -1,4 +1,4 @@
-package store_test
+package charge_test
 
 import (
 	"context"
@@ -180,7 +180,7 @@ func TestServiceResumedDeclineSeesTheCardsHistory(t *testing.T) {
 					first.Charge.ID); err != nil {
 					t.Fatal(err)
 				}
-				if n, err := svc.Complete(ctx, charge.CompleterConfig{Idle: time.Second, Timeout: time.Second, Batch: 10}); err != nil || n != 1 {
+				if n, err := charge.NewCompleter(svc, charge.CompleterConfig{Idle: time.Second, Timeout: time.Second, Batch: 10}).Pass(ctx); err != nil || n != 1 {
 					t.Fatalf("completer: %d, %v; want 1 completed", n, err)
 				}
 			}

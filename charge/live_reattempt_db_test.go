@@ -1,4 +1,4 @@
-package store_test
+package charge_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package store_test
+package charge_test
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func TestServiceNeverSendsAChargeToAnotherAccount(t *testing.T) {
 				if resp.Status != 202 {
 					t.Errorf("retry: answered %d %s, want 202 pending", resp.Status, resp.Body)
 				}
-			} else if _, err := other.Complete(ctx, charge.CompleterConfig{Idle: time.Millisecond}); err != nil {
+			} else if _, err := charge.NewCompleter(other, charge.CompleterConfig{Idle: time.Millisecond}).Pass(ctx); err != nil {
 				t.Fatal(err)
 			}
 			got, err := db.Charge(ctx, m, first.Charge.ID)

@@ -1,4 +1,4 @@
-package store_test
+package charge_test
 
 import (
 	"context"
@@ -150,7 +150,7 @@ func TestCompleterHoldsEachKeyWhileItRuns(t *testing.T) {
 			time.Sleep(300 * time.Millisecond) // no answer: the run uses its deadline
 			return charge.Outcome{Status: charge.StatusPending}
 		}}})
-	n, err := svc.Complete(ctx, charge.CompleterConfig{Idle: time.Second, Timeout: 300 * time.Millisecond, Batch: 10})
+	n, err := charge.NewCompleter(svc, charge.CompleterConfig{Idle: time.Second, Timeout: 300 * time.Millisecond, Batch: 10}).Pass(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,36 @@
+package charge_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/paygate/paygate/apikey"
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/store"
+)
+
+// The tests of this package that need a database run the charge engine on the store of
+// record, with the processor replaced by scripted runs: what a run answers is the test's,
+// what the engine stores is the store's.
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// newMerchant creates merchant id, with a checkout key.
+func newMerchant(t testing.TB, db *store.DB, id string) {
+	t.Helper()
+	k, _ := apikey.Generate()
+	if err := db.CreateKey(context.Background(), id, apikey.RoleCheckout, k); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newCharge is a new charge of merchant at acct_1, with reference ref.
+func newCharge(merchant, ref string) charge.Charge {
+	id := charge.NewID()
+	return charge.Charge{ID: id, MerchantID: merchant, Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa",
+		Reference: ref, Initiator: charge.InitiatorCustomer, ReattemptMode: charge.ReattemptManual,
+		ProcessorKey: charge.ProcessorKey(id), ProcessorAccount: "acct_1"}
+}
+
+var testCard = &charge.Card{Fingerprint: "fp_test", Network: "visa", ExpMonth: 12, ExpYear: 2034}
