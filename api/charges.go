@@ -350,8 +350,8 @@ type chargeJSON struct {
 	Events         []store.Event         `json:"events,omitempty"`
 	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
 	// Chain lists the charges of the reattempt chain, oldest first.
-	Chain           []store.ChainStep `json:"chain,omitempty"`
-	NextReattemptAt *time.Time        `json:"next_reattempt_at,omitempty"`
+	Chain           []charge.ChainStep `json:"chain,omitempty"`
+	NextReattemptAt *time.Time         `json:"next_reattempt_at,omitempty"`
 	// ReferenceDuplicateOf, set only on a charge found paid while another live charge held its
 	// reference, names that charge: two payments for one order.
 	ReferenceDuplicateOf string `json:"reference_duplicate_of,omitempty"`

@@ -24,7 +24,7 @@ type Review interface {
 	ReviewQueue(ctx context.Context, merchantID string, limit int) ([]store.ReviewItem, error)
 	ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]store.Event, *store.Reconciliation, error)
 	ManualResolve(ctx context.Context, m store.ManualResolution) (*charge.Charge, error)
-	Chain(ctx context.Context, merchantID, chain string) ([]store.ChainStep, error)
+	Chain(ctx context.Context, merchantID, chain string) ([]charge.ChainStep, error)
 }
 
 // Reconciler runs one reconciliation check of a charge now (a *janitor.Janitor).

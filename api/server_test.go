@@ -91,7 +91,7 @@ func (f *fakeReview) ManualResolve(_ context.Context, m store.ManualResolution) 
 	return nil, store.ErrReconcileFirst
 }
 
-func (f *fakeReview) Chain(context.Context, string, string) ([]store.ChainStep, error) {
+func (f *fakeReview) Chain(context.Context, string, string) ([]charge.ChainStep, error) {
 	return nil, nil
 }
 

@@ -18,8 +18,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/store"
 )
 
@@ -376,7 +376,7 @@ func insertDeadLetter(t *testing.T, g *gateway, merchant string) {
 		t.Fatal(err)
 	}
 	opts, _ := jobs.ForMerchant(&river.InsertOpts{MaxAttempts: 1}, merchant)
-	if _, err := client.Insert(context.Background(), reattempts.Args{DeclinedID: "ch_missing", MerchantID: merchant, NextID: "ch_next"}, opts); err != nil {
+	if _, err := client.Insert(context.Background(), charge.AutoReattemptArgs{DeclinedID: "ch_missing", MerchantID: merchant, NextID: "ch_next"}, opts); err != nil {
 		t.Fatal(err)
 	}
 	op := g.key(merchant, "operator")

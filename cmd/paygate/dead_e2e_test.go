@@ -10,8 +10,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/store"
 )
 
@@ -34,7 +34,7 @@ func TestDeadLetterReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts, _ := jobs.ForMerchant(&river.InsertOpts{MaxAttempts: 1}, "m_dead")
-	if _, err := client.Insert(context.Background(), reattempts.Args{DeclinedID: "ch_missing", MerchantID: "m_dead", NextID: "ch_next"}, opts); err != nil {
+	if _, err := client.Insert(context.Background(), charge.AutoReattemptArgs{DeclinedID: "ch_missing", MerchantID: "m_dead", NextID: "ch_next"}, opts); err != nil {
 		t.Fatal(err)
 	}
 

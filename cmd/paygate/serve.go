@@ -25,7 +25,6 @@ import (
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/migrations"
 	"github.com/paygate/paygate/processor"
-	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/retry"
 	"github.com/paygate/paygate/store"
@@ -191,7 +190,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	auto, err := reattempts.New(db, charges, log.Named("reattempts"), registry, cfg.ReconcileSweep)
+	auto, err := charge.NewAutoChains(charge.AutoChainsConfig{Service: charges, Store: db, SweepEvery: cfg.ReconcileSweep,
+		Log: log.Named("reattempts")}, registry)
 	if err != nil {
 		return err
 	}

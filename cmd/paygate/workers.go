@@ -9,7 +9,6 @@ import (
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/store"
 )
 
@@ -47,8 +46,8 @@ func (r readiness) Ready(ctx context.Context) error {
 // enforces it on every path). A kind this binary does not know is refused.
 func replayGuard(_ context.Context, kind string, _ json.RawMessage) error {
 	switch kind {
-	case janitor.CheckArgs{}.Kind(), janitor.SweepArgs{}.Kind(), reattempts.Args{}.Kind(),
-		reattempts.SweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
+	case janitor.CheckArgs{}.Kind(), janitor.SweepArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind(),
+		charge.AutoSweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
 		return nil
 	}
 	return fmt.Errorf("unknown job kind %q", kind)
