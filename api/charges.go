@@ -17,7 +17,7 @@ import (
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
-	"github.com/paygate/paygate/store"
+	"github.com/paygate/paygate/reconcile"
 )
 
 // chargeIDRE is the shape of a charge id (charge.NewID): anything else cannot name a charge.
@@ -235,7 +235,7 @@ func (h *chargeHandlers) get(c echo.Context) error {
 		}
 		v.Events = events
 		if v.Events == nil {
-			v.Events = []store.Event{}
+			v.Events = []charge.Event{}
 		}
 		v.Reconciliation = rec
 		if p.Role == apikey.RoleCheckout {
@@ -257,11 +257,11 @@ func (h *chargeHandlers) get(c echo.Context) error {
 // stateChanges returns events as a checkout key sees them: when, what and why, the state
 // before and after, and the kind of actor ("operator", never its key id); no notes and no
 // evidence.
-func stateChanges(events []store.Event) []store.Event {
-	out := make([]store.Event, 0, len(events))
+func stateChanges(events []charge.Event) []charge.Event {
+	out := make([]charge.Event, 0, len(events))
 	for _, e := range events {
 		actor, _, _ := strings.Cut(e.Actor, ":")
-		out = append(out, store.Event{At: e.At, Actor: actor, Action: e.Action, Reason: e.Reason,
+		out = append(out, charge.Event{At: e.At, Actor: actor, Action: e.Action, Reason: e.Reason,
 			StatusBefore: e.StatusBefore, StatusAfter: e.StatusAfter})
 	}
 	return out
@@ -328,27 +328,27 @@ func strconvQuote(s string) string { return strconv.Quote(strings.ToValidUTF8(s,
 
 // chargeJSON is a charge as the API shows it.
 type chargeJSON struct {
-	ID             string                `json:"id"`
-	Object         string                `json:"object"`
-	Amount         int64                 `json:"amount"`
-	Currency       string                `json:"currency"`
-	Status         charge.Status         `json:"status"`
-	Reference      *string               `json:"reference"`
-	Created        int64                 `json:"created"`
-	ProcessorRef   *string               `json:"processor_ref"`
-	Attempts       int                   `json:"attempts"`
-	IdempotencyKey string                `json:"idempotency_key"` // as charge.MaskedKey shows it
-	PaymentMethod  string                `json:"payment_method"`
-	Customer       *string               `json:"customer"`
-	Initiator      charge.Initiator      `json:"initiator"`
-	Reattempt      string                `json:"reattempt"`
-	ReattemptOf    *string               `json:"reattempt_of"`
-	Metadata       map[string]string     `json:"metadata"`
-	Failure        *charge.Failure       `json:"failure,omitempty"`
-	Decline        json.RawMessage       `json:"decline,omitempty"`
-	AttemptsDetail *[]attemptJSON        `json:"attempts_detail,omitempty"` // set in the detail view only
-	Events         []store.Event         `json:"events,omitempty"`
-	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	Amount         int64             `json:"amount"`
+	Currency       string            `json:"currency"`
+	Status         charge.Status     `json:"status"`
+	Reference      *string           `json:"reference"`
+	Created        int64             `json:"created"`
+	ProcessorRef   *string           `json:"processor_ref"`
+	Attempts       int               `json:"attempts"`
+	IdempotencyKey string            `json:"idempotency_key"` // as charge.MaskedKey shows it
+	PaymentMethod  string            `json:"payment_method"`
+	Customer       *string           `json:"customer"`
+	Initiator      charge.Initiator  `json:"initiator"`
+	Reattempt      string            `json:"reattempt"`
+	ReattemptOf    *string           `json:"reattempt_of"`
+	Metadata       map[string]string `json:"metadata"`
+	Failure        *charge.Failure   `json:"failure,omitempty"`
+	Decline        json.RawMessage   `json:"decline,omitempty"`
+	AttemptsDetail *[]attemptJSON    `json:"attempts_detail,omitempty"` // set in the detail view only
+	Events         []charge.Event    `json:"events,omitempty"`
+	Reconciliation *reconcile.State  `json:"reconciliation,omitempty"`
 	// Chain lists the charges of the reattempt chain, oldest first.
 	Chain           []charge.ChainStep `json:"chain,omitempty"`
 	NextReattemptAt *time.Time         `json:"next_reattempt_at,omitempty"`

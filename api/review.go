@@ -13,23 +13,23 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/paygate/paygate/charge"
-	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
 
-// Review is what the operator endpoints need: the review queue, the audit trail, manual
-// resolution (a *store.DB).
+// Review is what the operator endpoints read: the review queue, a charge's audit trail and
+// its reattempt chain (a *store.DB).
 type Review interface {
-	ReviewQueue(ctx context.Context, merchantID string, limit int) ([]store.ReviewItem, error)
-	ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]store.Event, *store.Reconciliation, error)
-	ManualResolve(ctx context.Context, m store.ManualResolution) (*charge.Charge, error)
+	ReviewQueue(ctx context.Context, merchantID string, limit int) ([]reconcile.ReviewItem, error)
+	ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]charge.Event, *reconcile.State, error)
 	Chain(ctx context.Context, merchantID, chain string) ([]charge.ChainStep, error)
 }
 
-// Reconciler runs one reconciliation check of a charge now (a *janitor.Janitor).
+// Reconciler runs one reconciliation check of a charge now, and an operator's resolution of
+// one (a *reconcile.Janitor).
 type Reconciler interface {
 	Check(ctx context.Context, chargeID string) (reconcile.Check, error)
+	Resolve(ctx context.Context, m reconcile.ManualResolution) (*charge.Charge, error)
 }
 
 // resolveWindow is how recent the inconclusive reconciliation before a manual resolution
@@ -40,10 +40,6 @@ type reviewHandlers struct {
 	charges Charges
 	review  Review
 	recon   Reconciler
-	caps    decline.Caps // the network caps a manual decline's verdict is decided under
-	// inFlightMargin is how long after its timeout an attempt may still execute at the
-	// processor (zero: store.DefaultInFlightMargin).
-	inFlightMargin time.Duration
 }
 
 type reviewJSON struct {
@@ -173,11 +169,11 @@ func (h *reviewHandlers) resolve(c echo.Context) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	ch, err := h.review.ManualResolve(c.Request().Context(), store.ManualResolution{
+	ch, err := h.recon.Resolve(c.Request().Context(), reconcile.ManualResolution{
 		MerchantID: p.MerchantID, ChargeID: id, Outcome: outcome, Note: note,
-		Actor: "operator:" + p.KeyID, Within: resolveWindow, Caps: h.caps, InFlightMargin: h.inFlightMargin,
+		Actor: "operator:" + p.KeyID, Within: resolveWindow,
 	})
-	var inFlight *store.AttemptInFlightError
+	var inFlight *reconcile.AttemptInFlightError
 	switch {
 	case errors.Is(err, charge.ErrNotFound):
 		return errNotFound
@@ -190,10 +186,10 @@ func (h *reviewHandlers) resolve(c echo.Context) error {
 			Message: "an attempt of this charge may still be executing at the processor until " + until.Format(time.RFC3339) +
 				": reconcile after that time, then resolve",
 			Extra: map[string]any{"in_flight_until": until}}
-	case errors.Is(err, store.ErrReconcileFirst):
+	case errors.Is(err, reconcile.ErrReconcileFirst):
 		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "reconcile_first",
 			Message: "resolve only after a reconciliation in the last 10 minutes, made once no attempt could still be executing, found nothing conclusive: POST /v1/charges/{id}/reconcile first"}
-	case errors.Is(err, store.ErrNotResolvable):
+	case errors.Is(err, reconcile.ErrNotResolvable):
 		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_resolvable",
 			Message: "only a pending charge, or one in review, can be resolved by hand"}
 	case err != nil:

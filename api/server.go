@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -12,7 +11,6 @@ import (
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/console"
-	"github.com/paygate/paygate/decline"
 )
 
 // Charges is what the charges API needs from the charge engine.
@@ -34,13 +32,6 @@ type Config struct {
 	Recon   Reconciler
 	Reports Reports
 	Limits  charge.Limits
-	// Caps are the network caps a manual decline's verdict on the card is decided under
-	// (zero fields: the defaults).
-	Caps decline.Caps
-	// InFlightMargin is how long after its timeout an attempt may still execute at the
-	// processor: no charge is resolved by hand before that (zero:
-	// store.DefaultInFlightMargin).
-	InFlightMargin time.Duration
 	// Registry is where the API registers its request metrics. They are not served here:
 	// serve publishes them on a listener of their own (PAYGATE_METRICS_ADDR).
 	Registry *prometheus.Registry
@@ -81,7 +72,7 @@ func New(cfg Config) *echo.Echo {
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)
 	v1.POST("/jobs/:id/replay", jh.replay, operator)
-	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon, caps: cfg.Caps, inFlightMargin: cfg.InFlightMargin}
+	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon}
 	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"time"
 
+	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/processor"
 )
 
@@ -137,4 +138,12 @@ func (c Charge) nextCheckNumber() int {
 		return 1
 	}
 	return max(c.Checks[len(c.Checks)-1].N, len(c.Checks)) + 1
+}
+
+// Target is a charge to check, as the store reads it: what reconciliation knows of it, with
+// its merchant and its status.
+type Target struct {
+	Charge     Charge
+	MerchantID string
+	Status     charge.Status
 }

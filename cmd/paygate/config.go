@@ -10,7 +10,6 @@ import (
 
 	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/store"
 )
 
 // config is paygate's configuration, read from the environment.
@@ -93,7 +92,7 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		CompleterInterval: 10 * time.Second,
 		KeyLockMargin:     15 * time.Second,
 		AccountRefresh:    30 * time.Second,
-		InFlightMargin:    store.DefaultInFlightMargin,
+		InFlightMargin:    reconcile.DefaultInFlightMargin,
 		ReconcileSweep:    5 * time.Second,
 	}
 	if needDB {

@@ -21,7 +21,6 @@ import (
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/internal/sim"
-	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/migrations"
 	"github.com/paygate/paygate/processor"
@@ -167,13 +166,14 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	var replay janitor.Writer
+	var replay reconcile.Writer
 	if cfg.ReconcileReplay {
 		replay = proc
 	}
-	jan, err := janitor.New(janitor.Config{
-		Store:  db,
-		Replay: replay,
+	jan, err := reconcile.NewJanitor(reconcile.JanitorConfig{
+		Store:          db,
+		Replay:         replay,
+		InFlightMargin: cfg.InFlightMargin,
 		Reconciler: reconcile.Config{
 			Accounts:      accounts,
 			Reads:         processorReads,
@@ -181,9 +181,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
 			Policy:        reconcile.Policy{Schedule: cfg.ReconcileSchedule},
 			// The 24 h rule is judged on the database's clock, whichever replica's runs.
-			Now: db.Clock(10 * time.Second),
+			Now:  db.Clock(10 * time.Second),
+			Caps: decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		},
-		Caps:       decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
 		SweepEvery: cfg.ReconcileSweep,
 		Log:        log.Named("janitor"),
 	}, registry)
@@ -212,18 +212,16 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 
 	handler := api.New(api.Config{
-		Log:            log.Named("http"),
-		Auth:           api.NewCachedAuth(db, keyCacheTTL, 10000),
-		Ready:          readiness{db},
-		Jobs:           queue,
-		Review:         reads,
-		Recon:          jan,
-		Reports:        newReports(reads, cfg),
-		Charges:        charges,
-		Limits:         charge.Limits{MaxAmount: cfg.MaxAmount},
-		Caps:           decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
-		InFlightMargin: cfg.InFlightMargin,
-		Registry:       reg,
+		Log:      log.Named("http"),
+		Auth:     api.NewCachedAuth(db, keyCacheTTL, 10000),
+		Ready:    readiness{db},
+		Jobs:     queue,
+		Review:   reads,
+		Recon:    jan,
+		Reports:  newReports(reads, cfg),
+		Charges:  charges,
+		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
+		Registry: reg,
 	})
 	ln := lns.api
 	srv := &http.Server{

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/charge"
-	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
 
@@ -46,7 +46,7 @@ func (r readiness) Ready(ctx context.Context) error {
 // enforces it on every path). A kind this binary does not know is refused.
 func replayGuard(_ context.Context, kind string, _ json.RawMessage) error {
 	switch kind {
-	case janitor.CheckArgs{}.Kind(), janitor.SweepArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind(),
+	case reconcile.CheckArgs{}.Kind(), reconcile.SweepArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind(),
 		charge.AutoSweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
 		return nil
 	}

@@ -1,4 +1,4 @@
-package janitor
+package reconcile_test
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func BenchmarkReconcileRetrieve(b *testing.B) {
 	}
 
 	reg := jobs.NewRegistry()
-	j, err := New(Config{Store: db, Reconciler: reconcile.Config{Account: account, Reads: proc,
+	j, err := reconcile.NewJanitor(reconcile.JanitorConfig{Store: db, Reconciler: reconcile.Config{Account: account, Reads: proc,
 		ReadLimiter: rate.NewLimiter(rate.Limit(readRate), 1)}}, reg)
 	if err != nil {
 		b.Fatal(err)

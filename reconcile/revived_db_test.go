@@ -1,4 +1,4 @@
-package store_test
+package reconcile_test
 
 import (
 	"context"
@@ -14,11 +14,9 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/internal/dbtest"
-	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/retry"
 	"github.com/paygate/paygate/store"
 )
 
@@ -35,8 +33,6 @@ type scriptedReads struct {
 	// is in flight.
 	during func()
 }
-
-var answered = processor.ReadResult{Outcome: retry.Outcome{Class: retry.ClassSuccess, HTTPStatus: 200}}
 
 func (s *scriptedReads) add(in processor.Intent) {
 	s.mu.Lock()
@@ -86,7 +82,7 @@ type reviveBundle struct {
 	ctx      context.Context
 	db       *store.DB
 	reads    *scriptedReads
-	j        *janitor.Janitor
+	j        *reconcile.Janitor
 	merchant string
 	fp       string
 }
@@ -97,7 +93,7 @@ func setupRevive(t *testing.T) *reviveBundle {
 	b := &reviveBundle{ctx: context.Background(), db: db, reads: &scriptedReads{}, merchant: m,
 		fp: "fp_" + charge.NewID()[3:15]}
 	var err error
-	b.j, err = janitor.New(janitor.Config{Store: db, Reconciler: reconcile.Config{Account: "acct_1", Reads: b.reads},
+	b.j, err = reconcile.NewJanitor(reconcile.JanitorConfig{Store: db, Reconciler: reconcile.Config{Account: "acct_1", Reads: b.reads},
 		Log: zaptest.NewLogger(t)}, jobs.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +183,7 @@ func (b *reviveBundle) check(t *testing.T, id string) reconcile.Decision {
 // resolve resolves the charge by hand.
 func (b *reviveBundle) resolve(t *testing.T, id string, outcome charge.Status) {
 	t.Helper()
-	if _, err := b.db.ManualResolve(b.ctx, store.ManualResolution{MerchantID: b.merchant, ChargeID: id,
+	if _, err := reconcile.Resolve(b.ctx, b.db, reconcile.ManualResolution{MerchantID: b.merchant, ChargeID: id,
 		Outcome: outcome, Note: "test", Actor: "operator:test", Within: 10 * time.Minute}); err != nil {
 		t.Fatalf("manual resolution of %s as %s: %v", id, outcome, err)
 	}
@@ -213,7 +209,7 @@ func (b *reviveBundle) charge(t *testing.T, id string) *charge.Charge {
 }
 
 // top returns the first item of the merchant's review queue.
-func (b *reviveBundle) top(t *testing.T) store.ReviewItem {
+func (b *reviveBundle) top(t *testing.T) reconcile.ReviewItem {
 	t.Helper()
 	q, err := b.db.ReviewQueue(b.ctx, b.merchant, 10)
 	if err != nil {
@@ -226,7 +222,7 @@ func (b *reviveBundle) top(t *testing.T) store.ReviewItem {
 }
 
 // event returns the charge's last event of action, failing the test when there is none.
-func (b *reviveBundle) event(t *testing.T, id, action string) store.Event {
+func (b *reviveBundle) event(t *testing.T, id, action string) charge.Event {
 	t.Helper()
 	events, _, err := b.db.ChargeTrail(b.ctx, b.merchant, id)
 	if err != nil {
@@ -238,7 +234,7 @@ func (b *reviveBundle) event(t *testing.T, id, action string) store.Event {
 		}
 	}
 	t.Fatalf("trail of %s: no %s event", id, action)
-	return store.Event{}
+	return charge.Event{}
 }
 
 // cardAttempt is the charge's attempt in its card's history.
@@ -314,11 +310,11 @@ func TestRevivedChargeDuplicatesTheLiveChargeOfItsChain(t *testing.T) {
 				t.Fatalf("check of the reopened charge: got %+v, want it resolved succeeded", d)
 			}
 			it := b.top(t)
-			if it.Charge.ID != revived || it.Rank != 1 || it.Reason != store.ReasonDuplicatePayment ||
+			if it.Charge.ID != revived || it.Rank != 1 || it.Reason != reconcile.ReasonDuplicatePayment ||
 				it.Charge.Status != charge.StatusSucceeded || it.Charge.ReattemptDuplicateOf != live {
 				t.Fatalf("review queue after the duplicate settled: first %s rank %d %s %s duplicate of %q; want %s rank 1 %s succeeded duplicate of %s",
 					it.Charge.ID, it.Rank, it.Reason, it.Charge.Status, it.Charge.ReattemptDuplicateOf,
-					revived, store.ReasonDuplicatePayment, live)
+					revived, reconcile.ReasonDuplicatePayment, live)
 			}
 			if it.Charge.ProcessorRef != pi {
 				t.Errorf("processor_ref: got %q, want %s, the charge's own PaymentIntent", it.Charge.ProcessorRef, pi)

@@ -1,4 +1,4 @@
-package store_test
+package reconcile_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
 
@@ -27,7 +28,7 @@ type inFlightCase struct {
 	checkAgo time.Duration
 	replay   string
 	margin   time.Duration
-	// want: nil, store.ErrAttemptInFlight or store.ErrReconcileFirst; wantUntil is the
+	// want: nil, reconcile.ErrAttemptInFlight or reconcile.ErrReconcileFirst; wantUntil is the
 	// in-flight end the error names, as an offset from the attempt's start, the lock's end
 	// or the check's start (see until).
 	want      error
@@ -40,25 +41,25 @@ type inFlightCase struct {
 // check that ran before then does not count, one after it does.
 func TestResolveWhileAnAttemptMayExecute(t *testing.T) {
 	t.Parallel()
-	const margin = store.DefaultInFlightMargin
+	const margin = reconcile.DefaultInFlightMargin
 	afterSend := func(sent, _, _ time.Time) time.Time { return sent.Add(4*time.Second + margin) }
 	for _, tc := range []inFlightCase{
 		// The campaign's case: the processor delays the first attempt; 8 s after the send a
 		// check finds nothing and the operator tries to resolve.
 		{name: "attempt sent 8 s ago", sentAgo: 8 * time.Second, checkAgo: time.Second,
-			want: store.ErrAttemptInFlight, wantUntil: afterSend},
+			want: reconcile.ErrAttemptInFlight, wantUntil: afterSend},
 		{name: "attempt sent 33 s ago", sentAgo: 33 * time.Second, checkAgo: time.Second,
-			want: store.ErrAttemptInFlight, wantUntil: afterSend},
+			want: reconcile.ErrAttemptInFlight, wantUntil: afterSend},
 		{name: "attempt sent 40 s ago, checked after its window", sentAgo: 40 * time.Second, checkAgo: time.Second},
 		{name: "attempt sent 40 s ago, checked within its window", sentAgo: 40 * time.Second, checkAgo: 10 * time.Second,
-			want: store.ErrReconcileFirst},
+			want: reconcile.ErrReconcileFirst},
 		{name: "a smaller margin", sentAgo: 8 * time.Second, checkAgo: time.Second, margin: time.Second},
-		{name: "request still open", status: "processing", lockedFor: 5 * time.Second, checkAgo: time.Second, want: store.ErrAttemptInFlight,
+		{name: "request still open", status: "processing", lockedFor: 5 * time.Second, checkAgo: time.Second, want: reconcile.ErrAttemptInFlight,
 			wantUntil: func(_, locked, _ time.Time) time.Time { return locked.Add(margin) }},
 		{name: "request open in a charge still processing", status: "processing", sentAgo: 5 * time.Minute, checkAgo: time.Second,
-			want: store.ErrAttemptInFlight},
+			want: reconcile.ErrAttemptInFlight},
 		{name: "unanswered replay", sentAgo: 5 * time.Minute, checkAgo: time.Second, replay: `{"class": "timeout"}`,
-			want:      store.ErrAttemptInFlight,
+			want:      reconcile.ErrAttemptInFlight,
 			wantUntil: func(_, _, check time.Time) time.Time { return check.Add(2*time.Minute + margin) }},
 		{name: "replay not sent", sentAgo: 5 * time.Minute, checkAgo: time.Second, replay: `{"class": "not_sent"}`},
 		{name: "answered replay", sentAgo: 5 * time.Minute, checkAgo: time.Second, replay: `{"class": "terminal", "http_status": 400}`},
@@ -69,7 +70,7 @@ func TestResolveWhileAnAttemptMayExecute(t *testing.T) {
 			tx := dbtest.Tx(t)
 			sent, locked, check := setupInFlight(t, ctx, tx, tc)
 			m := tc.margin
-			_, err := store.New(tx).ManualResolve(ctx, store.ManualResolution{MerchantID: "m_flight", ChargeID: "ch_flight",
+			_, err := reconcile.Resolve(ctx, store.New(tx), reconcile.ManualResolution{MerchantID: "m_flight", ChargeID: "ch_flight",
 				Outcome: charge.StatusFailed, Note: "nothing at the processor", Actor: "operator:key_1", Within: 10 * time.Minute,
 				InFlightMargin: m})
 			switch {
@@ -78,7 +79,7 @@ func TestResolveWhileAnAttemptMayExecute(t *testing.T) {
 			case tc.want != nil && !errors.Is(err, tc.want):
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
-			var inFlight *store.AttemptInFlightError
+			var inFlight *reconcile.AttemptInFlightError
 			if errors.As(err, &inFlight) {
 				var now time.Time
 				if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {

@@ -1,17 +1,15 @@
-package janitor
+package reconcile
 
 import (
 	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/paygate/paygate/store"
 )
 
 // StatsSource reads the state of reconciliation (a *store.DB).
 type StatsSource interface {
-	ReconcileStats(ctx context.Context) (store.ReconcileStats, error)
+	ReconcileStats(ctx context.Context) (Stats, error)
 }
 
 var (

@@ -1,4 +1,4 @@
-package janitor
+package reconcile
 
 import (
 	"context"
@@ -15,22 +15,22 @@ type Writer interface {
 }
 
 // replayer sends a pending charge's request again under its own key, with the very
-// parameters of its attempts: the processor answers the stored result of an execution it
-// holds. reconcile.CanReplay decides when it may: inside the 24 h rule, for a key the
-// processor may have seen.
+// parameters of its attempts (charge.PaymentParamsOf): the processor answers the stored
+// result of an execution it holds. CanReplay decides when it may: inside the 24 h rule, for a
+// key the processor may have seen.
 type replayer struct {
-	store  Store
+	store  JanitorStore
 	writer Writer
 }
 
 func (r replayer) Replay(ctx context.Context, chargeID string) processor.Attempt {
-	_, merchant, _, err := r.store.ReconcileTarget(ctx, chargeID)
+	t, err := r.store.ReconcileTarget(ctx, chargeID)
 	if err != nil {
-		return processor.Attempt{Outcome: retry.Outcome{Class: retry.ClassNotSent}, Err: fmt.Errorf("janitor: replay: %w", err)}
+		return processor.Attempt{Outcome: retry.Outcome{Class: retry.ClassNotSent}, Err: fmt.Errorf("reconcile: replay: %w", err)}
 	}
-	c, err := r.store.Charge(ctx, merchant, chargeID)
+	c, err := r.store.Charge(ctx, t.MerchantID, chargeID)
 	if err != nil {
-		return processor.Attempt{Outcome: retry.Outcome{Class: retry.ClassNotSent}, Err: fmt.Errorf("janitor: replay: %w", err)}
+		return processor.Attempt{Outcome: retry.Outcome{Class: retry.ClassNotSent}, Err: fmt.Errorf("reconcile: replay: %w", err)}
 	}
 	return r.writer.CreatePayment(ctx, charge.PaymentParamsOf(c))
 }

@@ -1,4 +1,4 @@
-package janitor
+package reconcile_test
 
 import (
 	"context"
@@ -101,18 +101,18 @@ func (g *gatedReads) SearchByCharge(ctx context.Context, id string) ([]processor
 	return g.Client.SearchByCharge(ctx, id)
 }
 
-// bundle is a janitor on the test database and an in-process simulator.
-type bundle struct {
+// janitorBundle is a janitor on the test database and an in-process simulator.
+type janitorBundle struct {
 	ctx      context.Context
 	db       *store.DB
 	proc     *processor.Client
 	reads    *gatedReads
-	j        *Janitor
+	j        *reconcile.Janitor
 	account  string
 	merchant string
 }
 
-func setup(t *testing.T) *bundle {
+func setupJanitor(t *testing.T) *janitorBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.Pool(t)
@@ -128,9 +128,9 @@ func setup(t *testing.T) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bundle{ctx: ctx, db: store.New(pool), proc: proc, reads: &gatedReads{Client: proc}, account: account,
+	b := &janitorBundle{ctx: ctx, db: store.New(pool), proc: proc, reads: &gatedReads{Client: proc}, account: account,
 		merchant: "m_" + charge.NewID()}
-	b.j, err = New(Config{Store: b.db, Reconciler: reconcile.Config{Account: account, Reads: b.reads}, Log: log},
+	b.j, err = reconcile.NewJanitor(reconcile.JanitorConfig{Store: b.db, Reconciler: reconcile.Config{Account: account, Reads: b.reads}, Log: log},
 		jobs.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func setup(t *testing.T) *bundle {
 
 // pending creates a charge of paymentMethod sent a minute ago whose outcome is unknown, and
 // returns its id.
-func (b *bundle) pending(t *testing.T, paymentMethod string) string {
+func (b *janitorBundle) pending(t *testing.T, paymentMethod string) string {
 	t.Helper()
 	id := charge.NewID()
 	_, err := dbtest.Pool(t).Exec(b.ctx, `
@@ -161,7 +161,7 @@ func (b *bundle) pending(t *testing.T, paymentMethod string) string {
 }
 
 // pay makes the charge take effect at the processor now, under its own key.
-func (b *bundle) pay(t *testing.T, id, paymentMethod string) {
+func (b *janitorBundle) pay(t *testing.T, id, paymentMethod string) {
 	t.Helper()
 	a := b.proc.CreatePayment(b.ctx, processor.PaymentParams{Key: charge.ProcessorKey(id), ChargeID: id,
 		Amount: 1000, Currency: "usd", PaymentMethod: paymentMethod})
@@ -171,7 +171,7 @@ func (b *bundle) pay(t *testing.T, id, paymentMethod string) {
 }
 
 // check runs one check of the charge and returns its decision.
-func (b *bundle) check(t *testing.T, id string) reconcile.Decision {
+func (b *janitorBundle) check(t *testing.T, id string) reconcile.Decision {
 	t.Helper()
 	chk, err := b.j.Check(b.ctx, id)
 	if err != nil {
@@ -181,8 +181,8 @@ func (b *bundle) check(t *testing.T, id string) reconcile.Decision {
 }
 
 // resolve resolves the charge by hand.
-func (b *bundle) resolve(id string, outcome charge.Status) error {
-	_, err := b.db.ManualResolve(b.ctx, store.ManualResolution{MerchantID: b.merchant, ChargeID: id, Outcome: outcome,
+func (b *janitorBundle) resolve(id string, outcome charge.Status) error {
+	_, err := b.j.Resolve(b.ctx, reconcile.ManualResolution{MerchantID: b.merchant, ChargeID: id, Outcome: outcome,
 		Note: "test", Actor: "operator:test", Within: 10 * time.Minute})
 	if err != nil {
 		return fmt.Errorf("manual resolution: %w", err)
@@ -191,7 +191,7 @@ func (b *bundle) resolve(id string, outcome charge.Status) error {
 }
 
 // lastCheck is the charge's last recorded reconciliation check.
-func (b *bundle) lastCheck(t *testing.T, id string) reconcile.Check {
+func (b *janitorBundle) lastCheck(t *testing.T, id string) reconcile.Check {
 	t.Helper()
 	_, rec, err := b.db.ChargeTrail(b.ctx, b.merchant, id)
 	if err != nil {
@@ -216,7 +216,7 @@ type state struct {
 	last     string
 }
 
-func (b *bundle) state(t *testing.T, id string) state {
+func (b *janitorBundle) state(t *testing.T, id string) state {
 	t.Helper()
 	c, err := b.db.Charge(b.ctx, b.merchant, id)
 	if err != nil {
@@ -262,7 +262,7 @@ func TestReopenedChargeIsResolvedAgain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
+			b := setupJanitor(t)
 			id := b.pending(t, "pm_card_visa")
 			if d := b.check(t, id); d.Kind != reconcile.KindPending {
 				t.Fatalf("first check: got %s, want pending (nothing at the processor yet)", d.Kind)
@@ -326,7 +326,7 @@ func TestCheckInFlightWhileOperatorResolves(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
+			b := setupJanitor(t)
 			id := b.pending(t, tc.card)
 			if d := b.check(t, id); d.Kind != reconcile.KindPending {
 				t.Fatalf("first check: got %s, want pending (nothing at the processor yet)", d.Kind)
@@ -377,7 +377,7 @@ func TestCheckInFlightWhileOperatorResolves(t *testing.T) {
 // — lands in the history the network rules read and the audit report counts.
 func TestManualFailedKeepsTheCardsAttempt(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupJanitor(t)
 	const lost = "pm_card_chargeDeclinedLostCard"
 	id := b.pending(t, lost)
 	pool := dbtest.Pool(t)
@@ -436,7 +436,7 @@ func TestManualFailedKeepsTheCardsAttempt(t *testing.T) {
 // network rules' verdict on reattempting the card.
 func TestManualDeclineHasADeclineBlock(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupJanitor(t)
 	id := b.pending(t, "pm_card_visa")
 	if d := b.check(t, id); d.Kind != reconcile.KindPending {
 		t.Fatalf("first check: got %s, want pending", d.Kind)
@@ -462,14 +462,14 @@ func TestManualDeclineHasADeclineBlock(t *testing.T) {
 // because it saw nothing. A check that reached the processor and settled nothing does.
 func TestResolveNeedsACheckThatReachedTheProcessor(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupJanitor(t)
 	id := b.pending(t, "pm_card_visa")
 	b.reads.setFail(true)
 	if d := b.check(t, id); d.Kind != reconcile.KindPending {
 		t.Fatalf("check with every read failing: got %s, want pending", d.Kind)
 	}
-	if err := b.resolve(id, charge.StatusFailed); !errors.Is(err, store.ErrReconcileFirst) {
-		t.Fatalf("resolution after a check that reached nothing: got %v, want %v", err, store.ErrReconcileFirst)
+	if err := b.resolve(id, charge.StatusFailed); !errors.Is(err, reconcile.ErrReconcileFirst) {
+		t.Fatalf("resolution after a check that reached nothing: got %v, want %v", err, reconcile.ErrReconcileFirst)
 	}
 	b.reads.setLagging()
 	if d := b.check(t, id); d.Kind != reconcile.KindPending {
@@ -484,7 +484,7 @@ func TestResolveNeedsACheckThatReachedTheProcessor(t *testing.T) {
 // oldest charge first, whenever each entered review, each with every check made so far.
 func TestReviewQueueOrderAndEvidence(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupJanitor(t)
 	mismatching := func(id string) {
 		t.Helper()
 		a := b.proc.CreatePayment(b.ctx, processor.PaymentParams{Key: charge.ProcessorKey(id), ChargeID: id,
@@ -529,7 +529,7 @@ func TestReviewQueueOrderAndEvidence(t *testing.T) {
 // from then on.
 func TestResolutionRestoresTheCardAttempt(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupJanitor(t)
 	const lost = "pm_card_chargeDeclinedLostCard"
 	id := b.pending(t, lost)
 	pool := dbtest.Pool(t)
@@ -558,7 +558,7 @@ func TestResolutionRestoresTheCardAttempt(t *testing.T) {
 // its checks failing on the reference's uniqueness.
 func TestReopenWhileAnotherChargeHoldsTheReference(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setupJanitor(t)
 	pool := dbtest.Pool(t)
 	first := b.pending(t, "pm_card_visa")
 	if _, err := pool.Exec(b.ctx, `UPDATE charges SET reference = 'order-88' WHERE id = $1`, first); err != nil {
