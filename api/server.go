@@ -32,6 +32,9 @@ type Config struct {
 	Recon   Reconciler
 	Reports Reports
 	Limits  charge.Limits
+	// Unavailable reports an error that says the database cannot be reached now
+	// (store.Unavailable): every request that met one is answered 503 database_unavailable.
+	Unavailable func(error) bool
 	// Registry is where the API registers its request metrics. They are not served here:
 	// serve publishes them on a listener of their own (PAYGATE_METRICS_ADDR).
 	Registry *prometheus.Registry
@@ -45,7 +48,7 @@ func New(cfg Config) *echo.Echo {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	e.HTTPErrorHandler = errorHandler(cfg.Log)
+	e.HTTPErrorHandler = errorHandler(cfg.Log, cfg.Unavailable)
 	metrics := newHTTPMetrics(cfg.Registry)
 	e.Use(withRequestID, metrics.middleware, withAccessLog(cfg.Log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))

@@ -24,6 +24,7 @@ import (
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/migrations"
 	"github.com/paygate/paygate/reconcile"
+	"github.com/paygate/paygate/store"
 )
 
 // fakeCharges is the charge engine of the server tests: Create and Reattempt answer resp and
@@ -154,7 +155,7 @@ func setup(t *testing.T, ready error) *server {
 	}
 	s.e = New(Config{
 		Log: zap.New(core), Auth: auth, Ready: fakeReady{ready}, Charges: s.charges, Jobs: fakeJobs{},
-		Review: s.review, Recon: s.recon, Limits: lim, Registry: prometheus.NewRegistry(),
+		Review: s.review, Recon: s.recon, Limits: lim, Registry: prometheus.NewRegistry(), Unavailable: store.Unavailable,
 	})
 	return s
 }
@@ -273,7 +274,7 @@ func TestErrorEnvelope(t *testing.T) {
 func TestEchoErrorEnvelope(t *testing.T) {
 	t.Parallel()
 	e := echo.New()
-	e.HTTPErrorHandler = errorHandler(zap.NewNop())
+	e.HTTPErrorHandler = errorHandler(zap.NewNop(), nil)
 	for _, tc := range []struct {
 		err      error
 		wantCode string

@@ -212,16 +212,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	}
 
 	handler := api.New(api.Config{
-		Log:      log.Named("http"),
-		Auth:     api.NewCachedAuth(db, keyCacheTTL, 10000),
-		Ready:    readiness{db},
-		Jobs:     queue,
-		Review:   reads,
-		Recon:    jan,
-		Reports:  newReports(reads, cfg),
-		Charges:  charges,
-		Limits:   charge.Limits{MaxAmount: cfg.MaxAmount},
-		Registry: reg,
+		Log:         log.Named("http"),
+		Auth:        api.NewCachedAuth(db, keyCacheTTL, 10000),
+		Ready:       readiness{db},
+		Jobs:        queue,
+		Review:      reads,
+		Recon:       jan,
+		Reports:     newReports(reads, cfg),
+		Charges:     charges,
+		Limits:      charge.Limits{MaxAmount: cfg.MaxAmount},
+		Unavailable: store.Unavailable,
+		Registry:    reg,
 	})
 	ln := lns.api
 	srv := &http.Server{
