@@ -16,19 +16,6 @@ import (
 // final state: at least the 24 h the contract promises.
 const keyRetention = 25 * time.Hour
 
-// startWorkers runs the completer of charges left mid-flight until ctx ends. Every replica
-// runs it; the store's row locks keep two replicas off one charge. The returned channel
-// closes when it has stopped.
-func startWorkers(ctx context.Context, cfg config, charges *charge.Service) <-chan struct{} {
-	done := make(chan struct{})
-	completer := charge.NewCompleter(charges, charge.CompleterConfig{Every: cfg.CompleterInterval, Idle: cfg.CompleterIdle})
-	go func() {
-		defer close(done)
-		completer.Run(ctx)
-	}()
-	return done
-}
-
 // readiness is ready when the store and the job queue's schema are.
 type readiness struct{ db *store.DB }
 
