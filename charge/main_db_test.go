@@ -3,6 +3,7 @@ package charge_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
@@ -34,3 +35,26 @@ func newCharge(merchant, ref string) charge.Charge {
 }
 
 var testCard = &charge.Card{Fingerprint: "fp_test", Network: "visa", ExpMonth: 12, ExpYear: 2034}
+
+// lockExpires waits until the lock of merchant's key has expired on the database's clock: a
+// request that died holding it frees it then.
+func lockExpires(t *testing.T, merchant, key string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		var expired bool
+		if err := dbtest.Pool(t).QueryRow(context.Background(), `SELECT COALESCE(locked_until < clock_timestamp(), true)
+			FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, merchant, key).Scan(&expired); err != nil {
+			t.Fatal(err)
+		}
+		if expired {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lock of %s's key %s has not expired", merchant, key)
+		}
+		<-tick.C
+	}
+}

@@ -167,7 +167,7 @@ func TestServiceResumedDeclineSeesTheCardsHistory(t *testing.T) {
 				Request: visaRequest, Timeout: 2 * time.Second}); err != nil || r.Status != 402 {
 				t.Fatalf("charge declined as lost: %+v, %v", r, err)
 			}
-			time.Sleep(20 * time.Millisecond) // the dead request's lock expires
+			lockExpires(t, m, "k") // the dead request's lock expires
 			svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: cards,
 				Runner: declineWith("insufficient_funds")})
 			if by == "retry" {

@@ -84,7 +84,7 @@ func TestServiceResumedRunRefusedAsInvalidStaysPending(t *testing.T) {
 	if err != nil || !first.Created {
 		t.Fatalf("first request: %+v, %v", first, err)
 	}
-	time.Sleep(20 * time.Millisecond) // the dead request's lock expires
+	lockExpires(t, m, "k") // the dead request's lock expires
 	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(),
 		Runner: fnRunner{run: func(context.Context, *charge.Charge) charge.Outcome {
 			return charge.Outcome{Status: charge.StatusFailed, Failure: &charge.Failure{Code: "invalid_request", Retryable: false},
@@ -126,7 +126,9 @@ func TestCompleterHoldsEachKeyWhileItRuns(t *testing.T) {
 		WHERE merchant_id = $1`, m); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	for _, k := range keys {
+		lockExpires(t, m, k)
+	}
 	var (
 		mu       sync.Mutex
 		runs     int
@@ -134,7 +136,7 @@ func TestCompleterHoldsEachKeyWhileItRuns(t *testing.T) {
 	)
 	// Each key is locked for 300 + 100 ms from its claim; the three runs take 900 ms.
 	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: okCards(), LockMargin: 100 * time.Millisecond,
-		Runner: fnRunner{run: func(_ context.Context, c *charge.Charge) charge.Outcome {
+		Runner: fnRunner{run: func(ctx context.Context, c *charge.Charge) charge.Outcome {
 			mu.Lock()
 			runs++
 			last := runs == 3
@@ -147,7 +149,7 @@ func TestCompleterHoldsEachKeyWhileItRuns(t *testing.T) {
 				}
 				verdicts = append(verdicts, b.Verdict)
 			}
-			time.Sleep(300 * time.Millisecond) // no answer: the run uses its deadline
+			<-ctx.Done() // no answer: the run uses its deadline
 			return charge.Outcome{Status: charge.StatusPending}
 		}}})
 	n, err := charge.NewCompleter(svc, charge.CompleterConfig{Idle: time.Second, Timeout: 300 * time.Millisecond, Batch: 10}).Pass(ctx)
@@ -165,23 +167,37 @@ func TestServiceAnswersWithinTheCallersDeadline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, m := serviceMerchant(t)
+	// The engine's clock: the read of the payment method takes 900 ms on it.
+	var (
+		mu      sync.Mutex
+		elapsed time.Duration
+	)
+	start := time.Now()
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return start.Add(elapsed)
+	}
 	read := okCards()
 	cards := fnCards{card: func(ctx context.Context, pm string) (processor.Card, error) {
-		time.Sleep(900 * time.Millisecond)
+		mu.Lock()
+		elapsed += 900 * time.Millisecond
+		mu.Unlock()
 		return read.card(ctx, pm)
 	}}
-	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: cards,
+	var left time.Duration
+	svc := charge.NewService(charge.ServiceConfig{Store: db, Render: renderJSON, Cards: cards, Now: clock,
 		Runner: fnRunner{run: func(ctx context.Context, c *charge.Charge) charge.Outcome {
-			<-ctx.Done() // a processor that never answers: the run uses its whole deadline
+			d, _ := ctx.Deadline()
+			left = time.Until(d)
 			return charge.Outcome{Status: charge.StatusPending}
 		}}})
-	start := time.Now()
 	if _, err := svc.Create(ctx, charge.CreateParams{MerchantID: m, Key: "k", Fingerprint: idempotency.Fingerprint{44},
 		Request: visaRequest, Timeout: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > 3*time.Second {
-		t.Fatalf("answered after %v, want within the caller's 3 s", el)
+	if left > 2100*time.Millisecond || left < 1500*time.Millisecond {
+		t.Fatalf("the run's deadline: %v left, want the caller's 3 s less the card's 900 ms and the answer's margin", left)
 	}
 }
 

@@ -155,7 +155,7 @@ func (a *app) startProcessor() error {
 	// after every connection that failed, new charges are recorded at its account, and
 	// nothing is sent, replayed or reconciled under an existing charge's key before the
 	// processor confirmed the charge's account.
-	a.accounts = processor.NewAccountWatch(proc, a.account, processor.WatchConfig{Every: cfg.AccountRefresh,
+	a.accounts = processor.NewAccountWatch(proc, a.account, processor.WatchConfig{Every: cfg.AccountRefresh, Fresh: cfg.AccountFresh,
 		Log: a.log.Named("processor"), OnChange: proc.ForgetCards})
 	proc.OnConnectionFailure(a.accounts.MarkStale)
 	go a.accounts.Run(a.ctx)

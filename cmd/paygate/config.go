@@ -38,6 +38,9 @@ type config struct {
 	// AccountRefresh is how often serve reads the processor's account again (it also reads
 	// it after a failed connection, and before any request under an existing charge's key).
 	AccountRefresh time.Duration
+	// AccountFresh is how recent a read of the processor's account must be to confirm a
+	// charge's account without reading it again.
+	AccountFresh time.Duration
 	// InFlightMargin is how long after its timeout an attempt may still execute at the
 	// processor: an operator cannot resolve the charge before that.
 	InFlightMargin time.Duration
@@ -122,6 +125,7 @@ func defaults(getenv func(string) string) config {
 		CompleterInterval: 10 * time.Second,
 		KeyLockMargin:     15 * time.Second,
 		AccountRefresh:    30 * time.Second,
+		AccountFresh:      2 * time.Second,
 		InFlightMargin:    reconcile.DefaultInFlightMargin,
 		ReadRate:          50,
 		SearchRate:        10,
@@ -150,6 +154,7 @@ func (c *config) variables() []variable {
 		{"PAYGATE_KEY_LOCK_MARGIN", duration(&c.KeyLockMargin, positive)},
 		{"PAYGATE_RECONCILE_SWEEP", duration(&c.ReconcileSweep, positive)},
 		{"PAYGATE_ACCOUNT_REFRESH", duration(&c.AccountRefresh, positive)},
+		{"PAYGATE_ACCOUNT_FRESH", duration(&c.AccountFresh, positive)},
 		{"PAYGATE_IN_FLIGHT_MARGIN", duration(&c.InFlightMargin, positive)},
 		{"PAYGATE_JOB_TIMEOUT", duration(&c.JobTimeout, positive)},
 		{"PAYGATE_JOB_RESCUE_AFTER", duration(&c.JobRescueAfter, positive)},

@@ -380,15 +380,11 @@ func insertDeadLetter(t *testing.T, g *gateway, merchant string) {
 		t.Fatal(err)
 	}
 	op := g.key(merchant, "operator")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, 20*time.Second, func() error {
 		r := g.do(http.MethodGet, "/v1/jobs/dead", op, nil, "")
-		if data, _ := r.json(t)["data"].([]any); len(data) == 1 {
-			return
+		if data, _ := r.json(t)["data"].([]any); len(data) != 1 {
+			return fmt.Errorf("no dead letter: %s", r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no dead letter after 20 s: %s", r.body)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
