@@ -176,132 +176,166 @@ func parseSimMethod(id string) (testMethod, error) {
 	if len(id) > 255 || !strings.HasPrefix(id, simMethodPrefix) {
 		return testMethod{}, errSimMethod
 	}
-	toks := strings.Split(id[len(simMethodPrefix):], "_")
-	t := testMethod{id: id}
-	i := 0
-	next := func() string {
-		if i < len(toks) {
-			return toks[i]
-		}
-		return ""
-	}
-	needCode := false
-	switch next() {
-	case "approve":
-		t.kind = approve
-		i++
-	case "decline":
-		t.kind = declined
-		i++
-		needCode = true
-	case "processing":
-		t.kind = processing
-		i++
-		if next() == "decline" {
-			t.settleDecline = true
-			i++
-			needCode = true
-		}
-	case "requires":
-		i++
-		if next() != "action" {
-			return testMethod{}, errSimMethod
-		}
-		t.kind = authenticate
-		i++
-	default:
-		return testMethod{}, errSimMethod
+	p := &methodParser{toks: strings.Split(id[len(simMethodPrefix):], "_"), t: testMethod{id: id}, variant: -1,
+		seen: map[string]bool{}}
+	needCode, err := p.outcome()
+	if err != nil {
+		return testMethod{}, err
 	}
 	if needCode {
-		j := i
-		for j < len(toks) && !isSimModifier(toks[j]) {
-			if !isCodeToken(toks[j]) {
-				return testMethod{}, errSimMethod
-			}
-			j++
+		if err := p.code(); err != nil {
+			return testMethod{}, err
 		}
-		if j == i {
-			return testMethod{}, errSimMethod
-		}
-		t.decline = newDecline(strings.Join(toks[i:j], "_"))
-		i = j
 	}
+	for p.i < len(p.toks) {
+		tok := p.toks[p.i]
+		p.i++
+		if err := p.modifier(tok); err != nil {
+			return testMethod{}, err
+		}
+	}
+	return p.method()
+}
 
-	brand, variant := "", -1
-	expMonth, expYear := 0, 0
-	seen := map[string]bool{}
-	once := func(what string) error {
-		if seen[what] {
+// methodParser reads a simulator payment method id's tokens (parseSimMethod).
+type methodParser struct {
+	toks []string
+	i    int // the next token
+	t    testMethod
+	// brand, variant (-1: none) and the expiry (zero: the brand's) are the card's.
+	brand             string
+	variant           int
+	expMonth, expYear int
+	seen              map[string]bool // the modifiers read
+}
+
+// peek returns the next token, "" at the end.
+func (p *methodParser) peek() string {
+	if p.i < len(p.toks) {
+		return p.toks[p.i]
+	}
+	return ""
+}
+
+// outcome reads the outcome; needCode says a decline code follows.
+func (p *methodParser) outcome() (needCode bool, err error) {
+	switch p.peek() {
+	case "approve":
+		p.t.kind = approve
+	case "decline":
+		p.t.kind, needCode = declined, true
+	case "processing":
+		p.t.kind = processing
+		if p.i++; p.peek() == "decline" {
+			p.t.settleDecline, needCode = true, true
+			p.i++
+		}
+		return needCode, nil
+	case "requires":
+		if p.i++; p.peek() != "action" {
+			return false, errSimMethod
+		}
+		p.t.kind = authenticate
+	default:
+		return false, errSimMethod
+	}
+	p.i++
+	return needCode, nil
+}
+
+// code reads a decline code: the tokens up to the first modifier, at least one.
+func (p *methodParser) code() error {
+	j := p.i
+	for j < len(p.toks) && !isSimModifier(p.toks[j]) {
+		if !isCodeToken(p.toks[j]) {
 			return errSimMethod
 		}
-		seen[what] = true
-		return nil
+		j++
 	}
-	for i < len(toks) {
-		tok := toks[i]
-		i++
-		switch {
-		case simBrands[tok] != "":
-			if err := once("brand"); err != nil {
-				return testMethod{}, err
-			}
-			brand = simBrands[tok]
-			if nd := next(); isNetworkCode(nd) && !isSimModifier(nd) {
-				t.decline.networkDeclineCode = strings.ToUpper(nd)
-				i++
-			}
-		case isDigitsAfter(tok, "mac", 2, 2):
-			if err := once("mac"); err != nil {
-				return testMethod{}, err
-			}
-			t.decline.networkAdviceCode = tok[3:]
-		case isDigitsAfter(tok, "card", 1, 4):
-			if err := once("card"); err != nil {
-				return testMethod{}, err
-			}
-			variant, _ = strconv.Atoi(tok[4:])
-		case isDigitsAfter(tok, "exp", 4, 4):
-			if err := once("exp"); err != nil {
-				return testMethod{}, err
-			}
-			expMonth, _ = strconv.Atoi(tok[3:5])
-			yy, _ := strconv.Atoi(tok[5:7])
-			expYear = 2000 + yy
-			if expMonth < 1 || expMonth > 12 {
-				return testMethod{}, errSimMethod
-			}
-		case isDigitsAfter(tok, "first", 1, 4):
-			if err := once("first"); err != nil {
-				return testMethod{}, err
-			}
-			t.first, _ = strconv.Atoi(tok[5:])
-			if t.first < 1 {
-				return testMethod{}, errSimMethod
-			}
-		case tok == "advice":
-			advice := strings.Join(toks[i:], "_")
-			if advice == "" {
-				return testMethod{}, errSimMethod
-			}
-			for _, a := range toks[i:] {
-				if !isCodeToken(a) {
-					return testMethod{}, errSimMethod
-				}
-			}
-			t.decline.adviceCode = advice
-			i = len(toks)
-		default:
-			return testMethod{}, errSimMethod
+	if j == p.i {
+		return errSimMethod
+	}
+	p.t.decline = newDecline(strings.Join(p.toks[p.i:j], "_"))
+	p.i = j
+	return nil
+}
+
+// once refuses a modifier given twice.
+func (p *methodParser) once(what string) error {
+	if p.seen[what] {
+		return errSimMethod
+	}
+	p.seen[what] = true
+	return nil
+}
+
+// modifier reads the modifier tok (and what follows it: a brand's network decline code, an
+// advice's code, which ends the id).
+func (p *methodParser) modifier(tok string) error {
+	var what string
+	switch {
+	case simBrands[tok] != "":
+		what = "brand"
+		p.brand = simBrands[tok]
+		if nd := p.peek(); isNetworkCode(nd) && !isSimModifier(nd) {
+			p.t.decline.networkDeclineCode = strings.ToUpper(nd)
+			p.i++
+		}
+	case isDigitsAfter(tok, "mac", 2, 2):
+		what = "mac"
+		p.t.decline.networkAdviceCode = tok[3:]
+	case isDigitsAfter(tok, "card", 1, 4):
+		what = "card"
+		p.variant, _ = strconv.Atoi(tok[4:])
+	case isDigitsAfter(tok, "exp", 4, 4):
+		what = "exp"
+		p.expMonth, _ = strconv.Atoi(tok[3:5])
+		yy, _ := strconv.Atoi(tok[5:7])
+		p.expYear = 2000 + yy
+		if p.expMonth < 1 || p.expMonth > 12 {
+			return errSimMethod
+		}
+	case isDigitsAfter(tok, "first", 1, 4):
+		what = "first"
+		if p.t.first, _ = strconv.Atoi(tok[5:]); p.t.first < 1 {
+			return errSimMethod
+		}
+	case tok == "advice":
+		return p.advice()
+	default:
+		return errSimMethod
+	}
+	return p.once(what)
+}
+
+// advice reads the advice code, the rest of the id.
+func (p *methodParser) advice() error {
+	rest := p.toks[p.i:]
+	if len(rest) == 0 {
+		return errSimMethod
+	}
+	for _, a := range rest {
+		if !isCodeToken(a) {
+			return errSimMethod
 		}
 	}
+	p.t.decline.adviceCode = strings.Join(rest, "_")
+	p.i = len(p.toks)
+	return nil
+}
+
+// method is the payment method read, once the id is whole: network codes only go with a
+// decline, and advice codes are Mastercard's.
+func (p *methodParser) method() (testMethod, error) {
+	t, brand := p.t, p.brand
 	hasDeclineFields := t.decline.networkDeclineCode != "" || t.decline.networkAdviceCode != "" ||
 		t.decline.adviceCode != ""
 	if hasDeclineFields && t.decline.code == "" {
-		return testMethod{}, errSimMethod // network codes only go with a decline
+		return testMethod{}, errSimMethod
 	}
 	if t.decline.networkAdviceCode != "" {
 		if brand != "" && brand != "mastercard" {
-			return testMethod{}, errSimMethod // advice codes are Mastercard's
+			return testMethod{}, errSimMethod
 		}
 		brand = "mastercard"
 	}
@@ -314,12 +348,12 @@ func parseSimMethod(id string) (testMethod, error) {
 		// one: on Visa, Stripe's 4000 0027 6000 3184 (pm_card_authenticationRequired).
 		c = threeDSCard(brand)
 	}
-	if variant >= 0 {
-		c.last4 = fmt.Sprintf("%04d", variant)
-		c.identity = fmt.Sprintf("%s:sim-card-%d", brand, variant)
+	if p.variant >= 0 {
+		c.last4 = fmt.Sprintf("%04d", p.variant)
+		c.identity = fmt.Sprintf("%s:sim-card-%d", brand, p.variant)
 	}
-	if expMonth != 0 {
-		c.expMonth, c.expYear = expMonth, expYear
+	if p.expMonth != 0 {
+		c.expMonth, c.expYear = p.expMonth, p.expYear
 	}
 	t.card = c
 	return t, nil
