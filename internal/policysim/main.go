@@ -14,12 +14,12 @@ import (
 // usage is the command line of the simulator.
 const usage = "usage: paygate simulate FILE [--json] [--seed N] [--svg OUT]"
 
-// fileHelp is what --help says of FILE after the usage line; the package
-// documentation has the whole format.
+// fileHelp is what --help says of FILE after the usage line; docs/simulators.md has the
+// whole format.
 const fileHelp = `
 FILE is one JSON object: "policy", "operation", "clock_skew_ms", and a
 "script" of the processor's answers to one operation or a "population" of
-operations (the format is in the policysim package documentation). An
+operations (the format is in docs/simulators.md). An
 invalid FILE exits 2 with one line naming the field.
 
 The fake clock reads Mon, 02 Mar 2026 12:00:00 GMT when the simulation

@@ -16,7 +16,7 @@ type Output interface {
 	// a population's totals and attempts per second.
 	WriteText(w io.Writer) error
 	// WriteJSON prints the result as one JSON object (the fields are in the
-	// package documentation).
+	// simulators' reference, docs/simulators.md).
 	WriteJSON(w io.Writer) error
 	// WriteSVG draws the result as an SVG image: one operation's attempts on
 	// its timeline, or a population's attempts per second.

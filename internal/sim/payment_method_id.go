@@ -171,7 +171,7 @@ var errSimMethod = errors.New("not a simulator payment method id")
 // processing_decline_<code> or decline_<code>, and the modifiers are a brand
 // (visa, mc, mastercard, amex, discover) optionally followed by a two
 // character network decline code, macNN, cardN, expMMYY, firstN and, last,
-// advice_<advice_code>. See the package documentation.
+// advice_<advice_code>. See docs/simulators.md.
 func parseSimMethod(id string) (testMethod, error) {
 	if len(id) > 255 || !strings.HasPrefix(id, simMethodPrefix) {
 		return testMethod{}, errSimMethod
