@@ -130,7 +130,7 @@ func (a *AutoChains) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		ins, err := a.queue.Insert(ctx, AutoReattemptArgs{DeclinedID: d.DeclinedID, MerchantID: d.MerchantID, NextID: d.NextID}, opts)
+		ins, err := a.queue.Insert(ctx, AutoReattemptArgs(d), opts)
 		if err != nil {
 			return n, fmt.Errorf("charge: enqueue the automatic reattempt of %s: %w", d.DeclinedID, err)
 		}

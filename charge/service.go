@@ -26,6 +26,7 @@ type DuplicateReattemptError struct {
 	ChargeID string
 }
 
+// Error names the live reattempt.
 func (e *DuplicateReattemptError) Error() string {
 	return fmt.Sprintf("charge: reattempt %s of the same declined charge is live", e.ChargeID)
 }

@@ -29,6 +29,7 @@ type AttemptInFlightError struct {
 	Until time.Time
 }
 
+// Error says until when an attempt may execute.
 func (e *AttemptInFlightError) Error() string {
 	return "reconcile: an attempt of the charge may still be executing until " + e.Until.UTC().Format(time.RFC3339Nano)
 }

@@ -212,12 +212,3 @@ func TestReapKeys(t *testing.T) {
 		t.Fatal("the key of a pending charge was reaped")
 	}
 }
-
-// serviceMerchant is a merchant of its own on a real pool (the code under test commits).
-func serviceMerchant(t *testing.T) (*store.DB, string) {
-	t.Helper()
-	db := store.New(dbtest.Pool(t))
-	m := "m_" + charge.NewID()[3:15]
-	newMerchant(t, db, m)
-	return db, m
-}
