@@ -55,6 +55,7 @@ func TestServiceNeverSendsAChargeToAnotherAccount(t *testing.T) {
 	for _, by := range []string{"retry", "completer"} {
 		t.Run("a charge left processing, resumed by the "+by, func(t *testing.T) {
 			t.Parallel()
+			leavesStuckCharges(t)
 			db, m := serviceMerchant(t)
 			fp := idempotency.Fingerprint{51}
 			first, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: m, Key: "k", Fingerprint: fp,

@@ -145,6 +145,7 @@ func TestServiceResumedDeclineSeesTheCardsHistory(t *testing.T) {
 	for _, by := range []string{"retry", "completer"} {
 		t.Run(by, func(t *testing.T) {
 			t.Parallel()
+			leavesStuckCharges(t)
 			ctx := context.Background()
 			db, m := serviceMerchant(t)
 			cards := okCards()

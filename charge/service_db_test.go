@@ -76,6 +76,7 @@ func serviceMerchant(t *testing.T) (*store.DB, string) {
 // executed: the charge is pending, never failed.
 func TestServiceResumedRunRefusedAsInvalidStaysPending(t *testing.T) {
 	t.Parallel()
+	leavesStuckCharges(t)
 	ctx := context.Background()
 	db, m := serviceMerchant(t)
 	fp := idempotency.Fingerprint{42}
@@ -109,6 +110,7 @@ func TestServiceResumedRunRefusedAsInvalidStaysPending(t *testing.T) {
 // in use, however many charges the pass takes.
 func TestCompleterHoldsEachKeyWhileItRuns(t *testing.T) {
 	t.Parallel()
+	leavesStuckCharges(t)
 	ctx := context.Background()
 	db, m := serviceMerchant(t)
 	fp := idempotency.Fingerprint{43}
