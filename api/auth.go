@@ -3,12 +3,12 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/paygate/paygate/apikey"
-	"github.com/paygate/paygate/store"
 )
 
 // Authenticator finds the principal of a key hash; it returns an error wrapping
@@ -43,10 +43,7 @@ func authenticate(a Authenticator) echo.MiddlewareFunc {
 			}
 			if err != nil {
 				// The key could not be checked: a database that cannot be reached says so.
-				if store.Unavailable(err) {
-					return errDatabaseUnavailable
-				}
-				return errUnavailable
+				return fmt.Errorf("%w: %w", errAuthUnavailable, err)
 			}
 			c.Set(ctxPrincipal, p)
 			return next(c)

@@ -17,7 +17,7 @@ import (
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
-	"github.com/paygate/paygate/store"
+	"github.com/paygate/paygate/reconcile"
 )
 
 // chargeIDRE is the shape of a charge id (charge.NewID): anything else cannot name a charge.
@@ -103,13 +103,6 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 	resp, err := h.charges.Reattempt(c.Request().Context(), charge.ReattemptParams{
 		MerchantID: p.MerchantID, Key: key, Fingerprint: fp, ChargeID: id, PaymentMethod: pm, Timeout: timeout,
 	})
-	switch {
-	case errors.Is(err, charge.ErrNotFound):
-		return errNotFound
-	case errors.Is(err, charge.ErrNotDeclined):
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_declined",
-			Message: "only a declined charge can be reattempted"}
-	}
 	return writeCreate(c, resp, err)
 }
 
@@ -121,7 +114,7 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 func keyedRequest(c echo.Context) (string, time.Duration, []byte, bodyScan, *Error) {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return "", 0, nil, bodyScan{}, toAPIError(err) // the body limit's 413, or a client that went away
+		return "", 0, nil, bodyScan{}, answerOf(err, nil) // the body limit's 413, or a client that went away
 	}
 	scan := scanBody(body)
 	if scan.card {
@@ -141,44 +134,12 @@ func keyedRequest(c echo.Context) (string, time.Duration, []byte, bodyScan, *Err
 	return key, timeout, body, scan, nil
 }
 
-// writeCreate answers a request for a new charge (a charge or a reattempt). An answer
-// replayed for its Idempotency-Key (stored, or a first 202's charge in its current state)
-// carries Idempotent-Replayed: true, as Stripe's do; a first answer carries no such header.
+// writeCreate answers a request for a new charge (a charge or a reattempt), or returns the
+// engine's error. An answer replayed for its Idempotency-Key (stored, or a first 202's charge
+// in its current state) carries Idempotent-Replayed: true, as Stripe's do; a first answer
+// carries no such header.
 func writeCreate(c echo.Context, resp charge.Response, err error) error {
-	var (
-		dup     *charge.DuplicateReferenceError
-		liveRe  *charge.DuplicateReattemptError
-		refused *charge.ReattemptRefusedError
-		verr    *charge.ValidationError
-	)
-	switch {
-	case errors.As(err, &refused):
-		extra := map[string]any{"reason": refused.Verdict.Reason, "not_before": nil}
-		if !refused.Verdict.NotBefore.IsZero() {
-			// As the decline block writes it (a time.Time in JSON: RFC 3339 with the
-			// fraction of a second), so that not_before is never earlier than the rule.
-			extra["not_before"] = refused.Verdict.NotBefore.UTC()
-		}
-		return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "reattempt_not_allowed",
-			Message: "the card network rules do not allow charging this card now", Extra: extra}
-	case errors.As(err, &verr):
-		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: verr.Code, Param: verr.Param, Message: verr.Message}
-	case errors.Is(err, charge.ErrKeyInUse):
-		// The first request runs within its deadline: a retry a second later may find it done.
-		c.Response().Header().Set("Retry-After", "1")
-		return &Error{Status: http.StatusConflict, Type: typeIdempotency, Code: "idempotency_key_in_use",
-			Message: "a request with this Idempotency-Key is still running; retry later with the same key"}
-	case errors.Is(err, charge.ErrKeyReused):
-		return &Error{Status: http.StatusUnprocessableEntity, Type: typeIdempotency, Code: "idempotency_key_reused",
-			Message: "this Idempotency-Key was used with another request; use a new key for a new charge"}
-	case errors.As(err, &dup):
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "duplicate_reference", Param: "reference",
-			Message: "a live charge already carries this reference", Extra: map[string]any{"charge": dup.ChargeID}}
-	case errors.As(err, &liveRe):
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "duplicate_reattempt",
-			Message: "a reattempt of this declined charge is already pending or succeeded: it may be paid",
-			Extra:   map[string]any{"charge": liveRe.ChargeID}}
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	if resp.Replayed {
@@ -221,9 +182,6 @@ func (h *chargeHandlers) get(c echo.Context) error {
 		return apiErr
 	}
 	ch, err := h.charges.Get(c.Request().Context(), p.MerchantID, id)
-	if errors.Is(err, charge.ErrNotFound) {
-		return errNotFound
-	}
 	if err != nil {
 		return err
 	}
@@ -235,7 +193,7 @@ func (h *chargeHandlers) get(c echo.Context) error {
 		}
 		v.Events = events
 		if v.Events == nil {
-			v.Events = []store.Event{}
+			v.Events = []charge.Event{}
 		}
 		v.Reconciliation = rec
 		if p.Role == apikey.RoleCheckout {
@@ -257,11 +215,11 @@ func (h *chargeHandlers) get(c echo.Context) error {
 // stateChanges returns events as a checkout key sees them: when, what and why, the state
 // before and after, and the kind of actor ("operator", never its key id); no notes and no
 // evidence.
-func stateChanges(events []store.Event) []store.Event {
-	out := make([]store.Event, 0, len(events))
+func stateChanges(events []charge.Event) []charge.Event {
+	out := make([]charge.Event, 0, len(events))
 	for _, e := range events {
 		actor, _, _ := strings.Cut(e.Actor, ":")
-		out = append(out, store.Event{At: e.At, Actor: actor, Action: e.Action, Reason: e.Reason,
+		out = append(out, charge.Event{At: e.At, Actor: actor, Action: e.Action, Reason: e.Reason,
 			StatusBefore: e.StatusBefore, StatusAfter: e.StatusAfter})
 	}
 	return out
@@ -328,30 +286,30 @@ func strconvQuote(s string) string { return strconv.Quote(strings.ToValidUTF8(s,
 
 // chargeJSON is a charge as the API shows it.
 type chargeJSON struct {
-	ID             string                `json:"id"`
-	Object         string                `json:"object"`
-	Amount         int64                 `json:"amount"`
-	Currency       string                `json:"currency"`
-	Status         charge.Status         `json:"status"`
-	Reference      *string               `json:"reference"`
-	Created        int64                 `json:"created"`
-	ProcessorRef   *string               `json:"processor_ref"`
-	Attempts       int                   `json:"attempts"`
-	IdempotencyKey string                `json:"idempotency_key"` // as charge.MaskedKey shows it
-	PaymentMethod  string                `json:"payment_method"`
-	Customer       *string               `json:"customer"`
-	Initiator      charge.Initiator      `json:"initiator"`
-	Reattempt      string                `json:"reattempt"`
-	ReattemptOf    *string               `json:"reattempt_of"`
-	Metadata       map[string]string     `json:"metadata"`
-	Failure        *charge.Failure       `json:"failure,omitempty"`
-	Decline        json.RawMessage       `json:"decline,omitempty"`
-	AttemptsDetail *[]attemptJSON        `json:"attempts_detail,omitempty"` // set in the detail view only
-	Events         []store.Event         `json:"events,omitempty"`
-	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
+	ID             string            `json:"id"`
+	Object         string            `json:"object"`
+	Amount         int64             `json:"amount"`
+	Currency       string            `json:"currency"`
+	Status         charge.Status     `json:"status"`
+	Reference      *string           `json:"reference"`
+	Created        int64             `json:"created"`
+	ProcessorRef   *string           `json:"processor_ref"`
+	Attempts       int               `json:"attempts"`
+	IdempotencyKey string            `json:"idempotency_key"` // as charge.MaskedKey shows it
+	PaymentMethod  string            `json:"payment_method"`
+	Customer       *string           `json:"customer"`
+	Initiator      charge.Initiator  `json:"initiator"`
+	Reattempt      string            `json:"reattempt"`
+	ReattemptOf    *string           `json:"reattempt_of"`
+	Metadata       map[string]string `json:"metadata"`
+	Failure        *charge.Failure   `json:"failure,omitempty"`
+	Decline        json.RawMessage   `json:"decline,omitempty"`
+	AttemptsDetail *[]attemptJSON    `json:"attempts_detail,omitempty"` // set in the detail view only
+	Events         []charge.Event    `json:"events,omitempty"`
+	Reconciliation *reconcile.State  `json:"reconciliation,omitempty"`
 	// Chain lists the charges of the reattempt chain, oldest first.
-	Chain           []store.ChainStep `json:"chain,omitempty"`
-	NextReattemptAt *time.Time        `json:"next_reattempt_at,omitempty"`
+	Chain           []charge.ChainStep `json:"chain,omitempty"`
+	NextReattemptAt *time.Time         `json:"next_reattempt_at,omitempty"`
 	// ReferenceDuplicateOf, set only on a charge found paid while another live charge held its
 	// reference, names that charge: two payments for one order.
 	ReferenceDuplicateOf string `json:"reference_duplicate_of,omitempty"`

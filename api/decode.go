@@ -168,88 +168,13 @@ type scanFrame struct {
 // are the same when encoding/json would match them to the same field (it ignores case);
 // below it (metadata), when they are equal.
 func scanBody(body []byte) bodyScan {
-	var (
-		s      bodyScan
-		stack  []scanFrame
-		values int // top-level values begun
-	)
-	rawChecked := false
-	checkRaw := func() {
-		if !rawChecked {
-			rawChecked = true
-			s.card = s.card || charge.ContainsCardNumber(string(body))
-		}
+	sc := &scanner{body: body, dec: json.NewDecoder(bytes.NewReader(body))}
+	sc.dec.UseNumber()
+	for more := true; more; {
+		more = sc.next()
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	for {
-		from := dec.InputOffset()
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			checkRaw() // not JSON from here on
-			break
-		}
-		var top *scanFrame
-		if len(stack) > 0 {
-			top = &stack[len(stack)-1]
-		}
-		if top == nil {
-			if values++; values > 1 {
-				checkRaw() // a second value: the decoder would stop before it
-			}
-		}
-		switch t := tok.(type) {
-		case string:
-			if charge.ContainsCardNumber(t) {
-				s.card = true
-			}
-			isKey := top != nil && top.object && top.wantKey
-			if !s.notUTF8 && !validUTF8Literal(body[from:dec.InputOffset()]) {
-				s.notUTF8 = true
-				if isKey {
-					s.notUTF8Param = paramPath(stack[:len(stack)-1])
-				} else {
-					s.notUTF8Param = paramPath(stack)
-				}
-			}
-			if isKey {
-				top.key, top.wantKey = t, false
-				if !s.duplicate && seenKey(top, t, len(stack) == 1) {
-					s.duplicate, s.duplicateParam = true, paramPath(stack)
-				}
-				continue // the key's value follows
-			}
-		case json.Number:
-			if charge.ContainsCardNumber(t.String()) {
-				s.card = true
-			}
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				stack = append(stack, scanFrame{object: t == '{', wantKey: t == '{'})
-				continue // the value ends with its closing delimiter
-			case '}', ']':
-				stack = stack[:len(stack)-1]
-				if len(stack) > 0 {
-					top = &stack[len(stack)-1]
-				} else {
-					top = nil
-				}
-			}
-		}
-		// A value ended: the next token of its container is a key, or the next element.
-		if top != nil {
-			if top.object {
-				top.wantKey = true
-			} else {
-				top.index++
-			}
-		}
-	}
-	if rawChecked || values != 1 {
+	s := sc.s
+	if sc.rawChecked || sc.values != 1 {
 		// Not one JSON value: the decoder says so.
 		s.duplicate, s.duplicateParam = false, ""
 		s.notUTF8, s.notUTF8Param = false, ""
@@ -258,6 +183,100 @@ func scanBody(body []byte) bodyScan {
 		s.card = true // never echoed, even when only the path of keys looks like one
 	}
 	return s
+}
+
+// scanner is one reading of a body's token stream (scanBody).
+type scanner struct {
+	body       []byte
+	dec        *json.Decoder
+	s          bodyScan
+	stack      []scanFrame
+	values     int  // top-level values begun
+	rawChecked bool // the raw body was checked for a card number
+}
+
+// checkRaw checks the whole raw body for a card number, once: the text is not one JSON value
+// from here on.
+func (sc *scanner) checkRaw() {
+	if !sc.rawChecked {
+		sc.rawChecked = true
+		sc.s.card = sc.s.card || charge.ContainsCardNumber(string(sc.body))
+	}
+}
+
+// top is the innermost open object or array; nil at the top level.
+func (sc *scanner) top() *scanFrame {
+	if len(sc.stack) == 0 {
+		return nil
+	}
+	return &sc.stack[len(sc.stack)-1]
+}
+
+// next reads one token; it reports false at the end of the stream, or where the text stops
+// being JSON.
+func (sc *scanner) next() bool {
+	from := sc.dec.InputOffset()
+	tok, err := sc.dec.Token()
+	if err == io.EOF {
+		return false
+	}
+	if err != nil {
+		sc.checkRaw() // not JSON from here on
+		return false
+	}
+	if sc.top() == nil {
+		if sc.values++; sc.values > 1 {
+			sc.checkRaw() // a second value: the decoder would stop before it
+		}
+	}
+	switch t := tok.(type) {
+	case string:
+		if sc.str(t, sc.body[from:sc.dec.InputOffset()]) {
+			return true // a key: its value follows
+		}
+	case json.Number:
+		sc.s.card = sc.s.card || charge.ContainsCardNumber(t.String())
+	case json.Delim:
+		if t == '{' || t == '[' {
+			sc.stack = append(sc.stack, scanFrame{object: t == '{', wantKey: t == '{'})
+			return true // the value ends with its closing delimiter
+		}
+		sc.stack = sc.stack[:len(sc.stack)-1]
+	}
+	// A value ended: the next token of its container is a key, or the next element.
+	if top := sc.top(); top != nil {
+		if top.object {
+			top.wantKey = true
+		} else {
+			top.index++
+		}
+	}
+	return true
+}
+
+// str checks the string t, whose literal is at the end of text, and reports whether it is an
+// object's key.
+func (sc *scanner) str(t string, text []byte) bool {
+	s := &sc.s
+	s.card = s.card || charge.ContainsCardNumber(t)
+	top := sc.top()
+	isKey := top != nil && top.object && top.wantKey
+	if !s.notUTF8 && !validUTF8Literal(text) {
+		s.notUTF8 = true
+		if isKey {
+			s.notUTF8Param = paramPath(sc.stack[:len(sc.stack)-1])
+		} else {
+			s.notUTF8Param = paramPath(sc.stack)
+		}
+	}
+	if !isKey {
+		return false
+	}
+	top.key, top.wantKey = t, false
+	if !s.duplicate && seenKey(top, t, len(sc.stack) == 1) {
+		s.duplicate, s.duplicateParam = true, paramPath(sc.stack)
+	}
+	return true
 }
 
 // validUTF8Literal reports whether the JSON string literal at the end of text (text holds

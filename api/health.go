@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/zap"
 
-	"github.com/paygate/paygate/store"
+	"github.com/paygate/paygate/migrations"
 )
 
 // Readiness reports whether the gateway can serve: the database answers and its schema is
@@ -33,7 +33,7 @@ func readyz(r Readiness, log *zap.Logger) echo.HandlerFunc {
 		defer cancel()
 		if err := r.Ready(ctx); err != nil {
 			reason := "database unreachable"
-			if errors.Is(err, store.ErrSchemaBehind) {
+			if errors.Is(err, migrations.ErrSchemaBehind) {
 				reason = "database schema is behind this binary"
 			}
 			log.Warn("not ready", zap.String("request_id", requestID(c)), zap.String("reason", reason),

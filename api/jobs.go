@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -42,9 +41,6 @@ func (h *jobHandlers) dead(c echo.Context) error {
 		dp.Limit = n
 	}
 	list, next, err := h.jobs.Dead(c.Request().Context(), dp)
-	if errors.Is(err, jobs.ErrBadPage) {
-		return invalid("parameter_invalid", "cursor", "cursor must be the next_cursor of a previous page")
-	}
 	if err != nil {
 		return err
 	}
@@ -62,20 +58,7 @@ func (h *jobHandlers) replay(c echo.Context) error {
 		return errNotFound
 	}
 	job, err := h.jobs.Replay(c.Request().Context(), id, jobs.ReplayParams{By: p.KeyID, Merchant: p.MerchantID})
-	var refused *jobs.ReplayRefusedError
-	switch {
-	case errors.Is(err, jobs.ErrNotFound):
-		return errNotFound
-	case errors.Is(err, jobs.ErrNotDead):
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "job_not_dead",
-			Message: "only a dead letter can be replayed"}
-	case errors.Is(err, jobs.ErrDuplicate):
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "job_duplicate",
-			Message: "a live job already does this work"}
-	case errors.As(err, &refused):
-		return &Error{Status: http.StatusUnprocessableEntity, Type: typeInvalidRequest, Code: "replay_refused",
-			Message: "the replay is refused: " + refused.Reason.Error()}
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, job)

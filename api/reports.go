@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -68,10 +67,6 @@ func reattemptReport(reports Reports) echo.HandlerFunc {
 		}
 
 		rep, err := reports.Reattempts(c.Request().Context(), q)
-		var qe *report.QueryError
-		if errors.As(err, &qe) {
-			return invalid("parameter_invalid", qe.Param, qe.Msg)
-		}
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -13,23 +13,22 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/paygate/paygate/charge"
-	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/store"
 )
 
-// Review is what the operator endpoints need: the review queue, the audit trail, manual
-// resolution (a *store.DB).
+// Review is what the operator endpoints read: the review queue, a charge's audit trail and
+// its reattempt chain (a *store.DB).
 type Review interface {
-	ReviewQueue(ctx context.Context, merchantID string, limit int) ([]store.ReviewItem, error)
-	ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]store.Event, *store.Reconciliation, error)
-	ManualResolve(ctx context.Context, m store.ManualResolution) (*charge.Charge, error)
-	Chain(ctx context.Context, merchantID, chain string) ([]store.ChainStep, error)
+	ReviewQueue(ctx context.Context, merchantID string, limit int) ([]reconcile.ReviewItem, error)
+	ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]charge.Event, *reconcile.State, error)
+	Chain(ctx context.Context, merchantID, chain string) ([]charge.ChainStep, error)
 }
 
-// Reconciler runs one reconciliation check of a charge now (a *janitor.Janitor).
+// Reconciler runs one reconciliation check of a charge now, and an operator's resolution of
+// one (a *reconcile.Janitor).
 type Reconciler interface {
 	Check(ctx context.Context, chargeID string) (reconcile.Check, error)
+	Resolve(ctx context.Context, m reconcile.ManualResolution) (*charge.Charge, error)
 }
 
 // resolveWindow is how recent the inconclusive reconciliation before a manual resolution
@@ -40,10 +39,6 @@ type reviewHandlers struct {
 	charges Charges
 	review  Review
 	recon   Reconciler
-	caps    decline.Caps // the network caps a manual decline's verdict is decided under
-	// inFlightMargin is how long after its timeout an attempt may still execute at the
-	// processor (zero: store.DefaultInFlightMargin).
-	inFlightMargin time.Duration
 }
 
 type reviewJSON struct {
@@ -108,18 +103,13 @@ func (h *reviewHandlers) reconcileNow(c echo.Context) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	if _, err := h.charges.Get(c.Request().Context(), p.MerchantID, id); errors.Is(err, charge.ErrNotFound) {
-		return errNotFound
-	} else if err != nil {
+	if _, err := h.charges.Get(c.Request().Context(), p.MerchantID, id); err != nil {
 		return err
 	}
 	chk, err := h.recon.Check(c.Request().Context(), id)
-	if store.Unavailable(err) {
-		return err // the database's outage, not the processor's
-	}
 	if err != nil {
-		return &Error{Status: http.StatusServiceUnavailable, Type: typeAPI, Code: "processor_unavailable",
-			Message: "the processor could not be queried now; try again"}
+		// The processor's unavailability, unless the database's outage says otherwise.
+		return fmt.Errorf("%w: %w", errCheckFailed, err)
 	}
 	ch, err := h.charges.Get(c.Request().Context(), p.MerchantID, id)
 	if err != nil {
@@ -173,30 +163,11 @@ func (h *reviewHandlers) resolve(c echo.Context) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	ch, err := h.review.ManualResolve(c.Request().Context(), store.ManualResolution{
+	ch, err := h.recon.Resolve(c.Request().Context(), reconcile.ManualResolution{
 		MerchantID: p.MerchantID, ChargeID: id, Outcome: outcome, Note: note,
-		Actor: "operator:" + p.KeyID, Within: resolveWindow, Caps: h.caps, InFlightMargin: h.inFlightMargin,
+		Actor: "operator:" + p.KeyID, Within: resolveWindow,
 	})
-	var inFlight *store.AttemptInFlightError
-	switch {
-	case errors.Is(err, charge.ErrNotFound):
-		return errNotFound
-	case errors.As(err, &inFlight):
-		// Whatever a check finds now, the attempt may still take effect: a charge resolved
-		// failed now could be charged again by the checkout and then succeed.
-		until := inFlight.Until.UTC()
-		c.Response().Header().Set("Retry-After", retryAfterSeconds(time.Until(until)))
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "attempt_in_flight",
-			Message: "an attempt of this charge may still be executing at the processor until " + until.Format(time.RFC3339) +
-				": reconcile after that time, then resolve",
-			Extra: map[string]any{"in_flight_until": until}}
-	case errors.Is(err, store.ErrReconcileFirst):
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "reconcile_first",
-			Message: "resolve only after a reconciliation in the last 10 minutes, made once no attempt could still be executing, found nothing conclusive: POST /v1/charges/{id}/reconcile first"}
-	case errors.Is(err, store.ErrNotResolvable):
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_resolvable",
-			Message: "only a pending charge, or one in review, can be resolved by hand"}
-	case err != nil:
+	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, chargeView(ch, false))
@@ -205,7 +176,7 @@ func (h *reviewHandlers) resolve(c echo.Context) error {
 func readBody(c echo.Context) ([]byte, error) {
 	b, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return nil, toAPIError(err)
+		return nil, answerOf(err, nil)
 	}
 	return b, nil
 }

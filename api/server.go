@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -12,7 +11,6 @@ import (
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/console"
-	"github.com/paygate/paygate/decline"
 )
 
 // Charges is what the charges API needs from the charge engine.
@@ -34,13 +32,9 @@ type Config struct {
 	Recon   Reconciler
 	Reports Reports
 	Limits  charge.Limits
-	// Caps are the network caps a manual decline's verdict on the card is decided under
-	// (zero fields: the defaults).
-	Caps decline.Caps
-	// InFlightMargin is how long after its timeout an attempt may still execute at the
-	// processor: no charge is resolved by hand before that (zero:
-	// store.DefaultInFlightMargin).
-	InFlightMargin time.Duration
+	// Unavailable reports an error that says the database cannot be reached now
+	// (store.Unavailable): every request that met one is answered 503 database_unavailable.
+	Unavailable func(error) bool
 	// Registry is where the API registers its request metrics. They are not served here:
 	// serve publishes them on a listener of their own (PAYGATE_METRICS_ADDR).
 	Registry *prometheus.Registry
@@ -56,7 +50,7 @@ func New(cfg Config) *echo.Echo {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	e.HTTPErrorHandler = errorHandler(cfg.Log)
+	e.HTTPErrorHandler = errorHandler(cfg.Log, cfg.Unavailable)
 	metrics := newHTTPMetrics(cfg.Registry)
 	e.Use(withRequestID, metrics.middleware, withAccessLog(cfg.Log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
@@ -83,7 +77,7 @@ func New(cfg Config) *echo.Echo {
 	jh := &jobHandlers{jobs: cfg.Jobs}
 	v1.GET("/jobs/dead", jh.dead, operator)
 	v1.POST("/jobs/:id/replay", jh.replay, operator)
-	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon, caps: cfg.Caps, inFlightMargin: cfg.InFlightMargin}
+	rh := &reviewHandlers{charges: cfg.Charges, review: cfg.Review, recon: cfg.Recon}
 	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)

@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/migrations"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
@@ -62,42 +63,46 @@ func (f *fakeCharges) Reattempt(context.Context, charge.ReattemptParams) (charge
 	return f.resp, f.err
 }
 
-// fakeReview is an empty review queue whose charges always need a reconciliation first, and
-// whose charges have the audit trail events and the reconciliation rec.
+// fakeReview is an empty review queue whose charges have the audit trail events and the
+// reconciliation rec.
 type fakeReview struct {
-	mu          sync.Mutex
-	limits      []int
-	resolutions []store.ManualResolution
-	events      []store.Event
-	rec         *store.Reconciliation
+	mu     sync.Mutex
+	limits []int
+	events []charge.Event
+	rec    *reconcile.State
 }
 
-func (f *fakeReview) ReviewQueue(_ context.Context, _ string, limit int) ([]store.ReviewItem, error) {
+func (f *fakeReview) ReviewQueue(_ context.Context, _ string, limit int) ([]reconcile.ReviewItem, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.limits = append(f.limits, limit)
 	return nil, nil
 }
 
-func (f *fakeReview) ChargeTrail(context.Context, string, string) ([]store.Event, *store.Reconciliation, error) {
+func (f *fakeReview) ChargeTrail(context.Context, string, string) ([]charge.Event, *reconcile.State, error) {
 	return f.events, f.rec, nil
 }
 
-func (f *fakeReview) ManualResolve(_ context.Context, m store.ManualResolution) (*charge.Charge, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.resolutions = append(f.resolutions, m)
-	return nil, store.ErrReconcileFirst
-}
-
-func (f *fakeReview) Chain(context.Context, string, string) ([]store.ChainStep, error) {
+func (f *fakeReview) Chain(context.Context, string, string) ([]charge.ChainStep, error) {
 	return nil, nil
 }
 
-type fakeRecon struct{}
+// fakeRecon finds nothing at the processor, and its charges always need a reconciliation
+// first.
+type fakeRecon struct {
+	mu          sync.Mutex
+	resolutions []reconcile.ManualResolution
+}
 
-func (fakeRecon) Check(context.Context, string) (reconcile.Check, error) {
+func (*fakeRecon) Check(context.Context, string) (reconcile.Check, error) {
 	return reconcile.Check{}, nil
+}
+
+func (f *fakeRecon) Resolve(_ context.Context, m reconcile.ManualResolution) (*charge.Charge, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resolutions = append(f.resolutions, m)
+	return nil, reconcile.ErrReconcileFirst
 }
 
 type fakeJobs struct{}
@@ -120,6 +125,7 @@ type server struct {
 	e       *echo.Echo
 	charges *fakeCharges
 	review  *fakeReview
+	recon   *fakeRecon
 	keys    map[apikey.Role]string
 	logs    *observer.ObservedLogs
 }
@@ -134,6 +140,7 @@ func setup(t *testing.T, ready error) *server {
 			"ch_known": {ID: "ch_known", MerchantID: "m", Amount: 1, Currency: "usd", Status: charge.StatusPending, CreatedAt: time.Now()},
 		}},
 		review: &fakeReview{},
+		recon:  &fakeRecon{},
 		keys:   map[apikey.Role]string{},
 		logs:   logs,
 	}
@@ -148,8 +155,7 @@ func setup(t *testing.T, ready error) *server {
 	}
 	s.e = New(Config{
 		Log: zap.New(core), Auth: auth, Ready: fakeReady{ready}, Charges: s.charges, Jobs: fakeJobs{},
-		Review: s.review, Recon: fakeRecon{}, Limits: lim, Registry: prometheus.NewRegistry(),
-		Caps: decline.Caps{VisaReattempts30d: 20},
+		Review: s.review, Recon: s.recon, Limits: lim, Registry: prometheus.NewRegistry(), Unavailable: store.Unavailable,
 	})
 	return s
 }
@@ -268,7 +274,7 @@ func TestErrorEnvelope(t *testing.T) {
 func TestEchoErrorEnvelope(t *testing.T) {
 	t.Parallel()
 	e := echo.New()
-	e.HTTPErrorHandler = errorHandler(zap.NewNop())
+	e.HTTPErrorHandler = errorHandler(zap.NewNop(), nil)
 	for _, tc := range []struct {
 		err      error
 		wantCode string
@@ -410,7 +416,7 @@ func TestReadyzHidesDetails(t *testing.T) {
 		{"unreachable", errors.New("store: schema version: failed to connect to `user=paygate database=postgres`: " +
 			"127.0.0.1:25432 (127.0.0.1): dial error: connect: connection refused (postgres://paygate:hunter2@127.0.0.1:25432/postgres password=hunter2)"),
 			"database unreachable", "connection refused"},
-		{"schema behind", fmtErr(store.ErrSchemaBehind), "database schema is behind this binary", "binary at 4"},
+		{"schema behind", fmtErr(migrations.ErrSchemaBehind), "database schema is behind this binary", "binary at 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -509,15 +515,21 @@ func TestReviewQueueParameters(t *testing.T) {
 	}
 }
 
-// TestResolveCarriesTheCaps: a manual resolution is decided under the caps the gateway was
-// configured with, as every other decline's verdict is.
-func TestResolveCarriesTheCaps(t *testing.T) {
+// TestResolveIsTheOperators: a manual resolution is asked of the reconciler as the operator
+// gave it, with who asked and how recent the inconclusive check must be; a charge that needs
+// a reconciliation first is answered 409 reconcile_first.
+func TestResolveIsTheOperators(t *testing.T) {
 	t.Parallel()
 	s := setup(t, nil)
-	s.do(t, http.MethodPost, "/v1/charges/ch_known/resolve", apikey.RoleOperator, `{"outcome":"declined","note":"issuer confirmed"}`)
-	s.review.mu.Lock()
-	defer s.review.mu.Unlock()
-	if len(s.review.resolutions) != 1 || s.review.resolutions[0].Caps.VisaReattempts30d != 20 {
-		t.Fatalf("resolutions: %+v, want one under the configured caps", s.review.resolutions)
+	got := s.do(t, http.MethodPost, "/v1/charges/ch_known/resolve", apikey.RoleOperator, `{"outcome":"declined","note":"issuer confirmed"}`)
+	if e := errorOf(t, got); got.Code != 409 || e["code"] != "reconcile_first" {
+		t.Fatalf("resolve: got %d %s, want 409 reconcile_first", got.Code, got.Body)
+	}
+	s.recon.mu.Lock()
+	defer s.recon.mu.Unlock()
+	want := reconcile.ManualResolution{MerchantID: "m", ChargeID: "ch_known", Outcome: charge.StatusDeclined,
+		Note: "issuer confirmed", Actor: "operator:key_operator", Within: 10 * time.Minute}
+	if len(s.recon.resolutions) != 1 || s.recon.resolutions[0] != want {
+		t.Fatalf("resolutions: got %+v, want %+v", s.recon.resolutions, want)
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/apikey"
-	"github.com/paygate/paygate/store"
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/reconcile"
 )
 
 // TestTrailByRole: a checkout key reads its charge's state changes in events — when, what,
@@ -19,14 +20,14 @@ func TestTrailByRole(t *testing.T) {
 	t.Parallel()
 	s := setup(t, nil)
 	at := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	s.review.events = []store.Event{
+	s.review.events = []charge.Event{
 		{At: at, Actor: "gateway", Action: "outcome", StatusBefore: "processing", StatusAfter: "pending"},
 		{At: at, Actor: "reconciler", Action: "review", Reason: "window_exhausted", StatusBefore: "pending", StatusAfter: "pending",
 			Evidence: json.RawMessage(`{"list":{"found":0,"secret_evidence":true}}`)},
 		{At: at, Actor: "operator:key_8f3a", Action: "manual_resolution", StatusBefore: "pending", StatusAfter: "failed",
 			Note: "customer called: order abandoned", Evidence: json.RawMessage(`{"secret_evidence":true}`)},
 	}
-	s.review.rec = &store.Reconciliation{InReview: false, ManualOutcome: "failed",
+	s.review.rec = &reconcile.State{InReview: false, ManualOutcome: "failed",
 		Checks: []json.RawMessage{json.RawMessage(`{"n":1,"evidence":{"secret_evidence":true}}`)}}
 	for _, tc := range []struct {
 		role apikey.Role

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paygate/paygate/apikey"
+	"github.com/paygate/paygate/store"
 )
 
 // TestDatabaseUnavailable: a request that meets a database it cannot reach — on the charge's
@@ -47,7 +48,8 @@ func TestDatabaseUnavailable(t *testing.T) {
 
 	// A key that is not cached meets the database too.
 	s := setup(t, nil)
-	s.e = New(Config{Auth: failingAuth{restarting}, Charges: s.charges, Limits: lim, Registry: prometheus.NewRegistry()})
+	s.e = New(Config{Auth: failingAuth{restarting}, Charges: s.charges, Limits: lim, Registry: prometheus.NewRegistry(),
+		Unavailable: store.Unavailable})
 	rec := s.do(t, http.MethodGet, "/v1/charges", apikey.RoleCheckout, "")
 	if rec.Code != 503 || errorOf(t, rec)["code"] != "database_unavailable" || rec.Header().Get("Retry-After") == "" {
 		t.Fatalf("authentication while the database restarts: got %d %v %s, want 503 database_unavailable with Retry-After",

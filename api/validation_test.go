@@ -125,7 +125,7 @@ func TestDecodeStrictInvalidJSON(t *testing.T) {
 func TestRefuseCardQuery(t *testing.T) {
 	t.Parallel()
 	e := echo.New()
-	e.HTTPErrorHandler = errorHandler(zap.NewNop())
+	e.HTTPErrorHandler = errorHandler(zap.NewNop(), nil)
 	e.GET("/v1/charges", func(c echo.Context) error {
 		for k := range c.QueryParams() {
 			if k != "limit" {

@@ -59,7 +59,7 @@ func setupHooks(t *testing.T, secret string) *hookServer {
 	h := &hookServer{server: s, recv: &fakeReceiver{seen: map[string]bool{}}, reg: prometheus.NewRegistry(),
 		now: time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)}
 	s.e = New(Config{Log: zap.NewNop(), Auth: &countingAuth{}, Ready: fakeReady{}, Charges: s.charges, Jobs: fakeJobs{},
-		Review: s.review, Recon: fakeRecon{}, Limits: lim, Registry: h.reg,
+		Review: s.review, Recon: &fakeRecon{}, Limits: lim, Registry: h.reg, Unavailable: store.Unavailable,
 		Webhooks: WebhookConfig{Secret: secret, Receiver: h.recv, Now: func() time.Time { return h.now }}})
 	return h
 }

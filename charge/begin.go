@@ -104,7 +104,7 @@ func (r BeginParams) planRerun(s Snapshot, p Plan) (Plan, error) {
 		// The card cannot be read now, and the rules decide on the card as the processor
 		// has it: the charge stays failed, retryably.
 		return p, nil
-	case s.Now.Sub(c.CreatedAt) >= KeyWriteWindow || (c.ProcessorAccount != "" && c.ProcessorAccount != r.New.ProcessorAccount):
+	case !c.keyOpen(s.Now) || (c.ProcessorAccount != "" && c.ProcessorAccount != r.New.ProcessorAccount):
 		// Nothing may be written under its processor key any more, or not at the account
 		// the gateway talks to now: it stays failed (the engine makes it final), and no rule
 		// admits an attempt that cannot happen.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/paygate/paygate/processor"
 )
 
 // Status is where a charge stands.
@@ -120,6 +122,10 @@ type Attempt struct {
 
 // NewID returns a new random charge id: "ch_" and 26 lowercase base32 characters (130 bits).
 func NewID() string { return "ch_" + strings.ToLower(rand.Text()) }
+
+// keyOpen reports whether the 24 h rule still allows a write under the charge's processor key
+// at now: its first use is no earlier than the charge's creation.
+func (c *Charge) keyOpen(now time.Time) bool { return processor.KeyOpen(c.CreatedAt, now) }
 
 // ProcessorKey returns the processor idempotency key of the charge with id.
 func ProcessorKey(id string) string { return "pg_" + id }

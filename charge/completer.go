@@ -10,6 +10,8 @@ import (
 
 // CompleterConfig tunes the completer.
 type CompleterConfig struct {
+	// Every is how often the completer looks for charges left mid-flight (default 10 s).
+	Every time.Duration
 	// Idle is how long a charge must have stayed processing, its key's lock expired,
 	// before the completer takes it over (default 1 min).
 	Idle time.Duration
@@ -20,6 +22,9 @@ type CompleterConfig struct {
 }
 
 func (c CompleterConfig) withDefaults() CompleterConfig {
+	if c.Every <= 0 {
+		c.Every = 10 * time.Second
+	}
 	if c.Idle <= 0 {
 		c.Idle = time.Minute
 	}
@@ -32,15 +37,47 @@ func (c CompleterConfig) withDefaults() CompleterConfig {
 	return c
 }
 
-// Complete resumes charges left processing by a process that died: each one through its own
+// Completer resumes the charges left processing by a process that died, on a ticker of its
+// own: every replica runs one, and the key each charge is claimed by keeps two replicas off
+// one charge.
+type Completer struct {
+	service *Service
+	cfg     CompleterConfig
+}
+
+// NewCompleter returns the completer of the charges of s.
+func NewCompleter(s *Service, cfg CompleterConfig) *Completer {
+	return &Completer{service: s, cfg: cfg.withDefaults()}
+}
+
+// Run makes a pass every CompleterConfig.Every until ctx ends. A pass that started finishes
+// its charges even while the process stops: a resumed charge must end with a stored outcome.
+func (c *Completer) Run(ctx context.Context) {
+	tick := time.NewTicker(c.cfg.Every)
+	defer tick.Stop()
+	log := c.service.log
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			n, err := c.Pass(context.WithoutCancel(ctx))
+			if err != nil {
+				log.Error("completer pass failed", zap.Error(err))
+			} else if n > 0 {
+				log.Info("completer resumed charges", zap.Int("charges", n))
+			}
+		}
+	}
+}
+
+// Pass resumes charges left processing by a process that died: each one through its own
 // processor key, inside the 24 h rule, as a run whose earlier attempts may have reached the
 // processor — so what it cannot settle becomes pending, for reconciliation, never failed.
-// It never touches a charge
-// that already has an outcome. It returns how many charges it carried to an outcome.
-//
-// Several replicas may run it at once: a charge is claimed by locking its key.
-func (s *Service) Complete(ctx context.Context, cfg CompleterConfig) (int, error) {
-	cfg = cfg.withDefaults()
+// It never touches a charge that already has an outcome. It returns how many charges it
+// carried to an outcome.
+func (c *Completer) Pass(ctx context.Context) (int, error) {
+	s, cfg := c.service, c.cfg
 	done := 0
 	// One claim at a time: a key's lock covers the run that follows its claim, and the 24 h
 	// rule is judged on the database clock of that claim, however long the pass takes.
@@ -56,10 +93,11 @@ func (s *Service) Complete(ctx context.Context, cfg CompleterConfig) (int, error
 			break
 		}
 		cl := claims[0]
-		c := cl.Charge
-		s.log.Info("completing a charge left mid-flight", zap.String("charge_id", c.ID), zap.String("merchant_id", c.MerchantID))
-		if _, err := s.carry(ctx, c.MerchantID, cl.Key, c, now, cfg.Timeout, true, cl.History); err != nil {
-			s.log.Error("completing charge failed", zap.String("charge_id", c.ID), zap.Error(err))
+		ch := cl.Charge
+		s.log.Info("completing a charge left mid-flight", zap.String("charge_id", ch.ID), zap.String("merchant_id", ch.MerchantID))
+		r := run{MerchantID: ch.MerchantID, Key: cl.Key, Charge: ch, Now: now, Timeout: cfg.Timeout, Uncertain: true, History: cl.History}
+		if _, err := s.carry(ctx, r); err != nil {
+			s.log.Error("completing charge failed", zap.String("charge_id", ch.ID), zap.Error(err))
 			continue
 		}
 		done++

@@ -90,6 +90,26 @@ func DeclineOutcome(c *Charge, d *processor.Decline, h decline.History, at, now 
 	return blk, co
 }
 
+// CodeDeclinedByOperator is the code of the decline block of a charge an operator resolved
+// as declined: no issuer code is known.
+const CodeDeclinedByOperator = "resolved_declined_by_operator"
+
+// OperatorDecline returns, for charge c an operator resolved as declined at now, its decline
+// block and what the decline adds to the card's history, as DeclineOutcome does for a
+// decline without evidence; the block's code names the operator. h and at are
+// DeclineOutcome's.
+func OperatorDecline(c *Charge, h decline.History, at, now time.Time, caps decline.Caps) (json.RawMessage, *CardOutcome) {
+	var network string
+	if c.Card != nil {
+		network = c.Card.Network
+	}
+	cl := Classify(nil, network)
+	cl.Code = CodeDeclinedByOperator
+	co := cardOutcome(StatusDeclined, cl, "")
+	blk, _ := declineBlock(c, nil, cl, co, h, at, now, caps)
+	return blk, co
+}
+
 // declineBlock renders the decline block of charge c, declined at now: the classification
 // and the network rules' verdict on reattempting the card in c's chain, over the card's
 // history with this decline added at the time the card's history records it (at), so that

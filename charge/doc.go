@@ -1,11 +1,8 @@
-// Package charge owns the logical charge operation: its types, the rules a new charge must
-// meet, and the engine that carries one charge from its request to a stored outcome.
-//
-// A charge is written, with its processor idempotency key ("pg_" + its id), before the first
-// processor call; every processor attempt runs under that key. The outcome is one of
-// succeeded, declined, pending (the processor may hold an effect that no answer settled:
-// resolved later by reconciliation, never by a second charge) or failed (no attempt can have
-// reached the processor, or the processor refused the request as invalid). Uncertainty is
-// sticky: once an attempt may have reached the processor, nothing that happens afterwards
-// turns the charge into failed.
+// Package charge owns the logical charge: its types and statuses, the rules a new charge
+// must meet, and the engine that carries it from its request to a stored outcome — the first
+// phase decided on a snapshot (Begin), the retry-loop runner (LoopRunner), the completer of
+// charges left mid-flight by a process that died (Completer), and the automatic reattempt
+// chains (AutoChains). A charge ends succeeded, declined, pending or failed; the engine never
+// turns a charge that may have reached the processor into failed (uncertainty is sticky),
+// but reconciliation may, on an authoritative absence, and so may an operator.
 package charge

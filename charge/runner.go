@@ -47,6 +47,9 @@ type RunnerConfig struct {
 	Guards   Guards
 	Observer Observer
 	Log      *zap.Logger
+	// Now is the clock a run's deadline is measured on (time.Now when nil); the retry
+	// loop's own waits run on the runtime's timers (retry.Do).
+	Now func() time.Time
 }
 
 // fixedAccount is the Accounts of a runner configured with one account id.
@@ -80,6 +83,9 @@ var (
 func NewRunner(cfg RunnerConfig) *LoopRunner {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	accounts := cfg.Accounts
 	if accounts == nil {
@@ -129,7 +135,7 @@ func (r *LoopRunner) AccountMoved(ctx context.Context, account string) bool {
 func (r *LoopRunner) reachedAccount(ctx context.Context, account string) string {
 	// The run's deadline may have passed (a run that waited its whole deadline): the read
 	// takes a little of the margin the caller's answer keeps, never more.
-	until := time.Now().Add(accountConfirmWait)
+	until := r.cfg.Now().Add(accountConfirmWait)
 	if d, ok := ctx.Deadline(); ok {
 		until = minTime(until, d.Add(reachedAccountGrace))
 	}
@@ -205,7 +211,7 @@ func (r *LoopRunner) Run(ctx context.Context, c *Charge) Outcome {
 	// deadline is only the default of a run without one.
 	policy := r.cfg.Policy
 	if d, ok := ctx.Deadline(); ok {
-		policy.Deadline = max(policy.Deadline, time.Until(d))
+		policy.Deadline = max(policy.Deadline, d.Sub(r.cfg.Now()))
 	}
 	rep, err := retry.Do(ctx, policy, op, func(ctx context.Context, a retry.Attempt) retry.Outcome {
 		if out, ok := r.checkAccount(ctx, c); !ok {
@@ -351,7 +357,3 @@ func attemptsOf(rep retry.Report, requestIDs []string) []Attempt {
 	}
 	return out
 }
-
-// KeyWriteWindow is how long after a key's first use a write under it is allowed: the
-// processor keeps keys 24 h, and an hour of margin covers clock skew and long runs.
-const KeyWriteWindow = 23 * time.Hour

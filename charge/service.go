@@ -26,6 +26,7 @@ type DuplicateReattemptError struct {
 	ChargeID string
 }
 
+// Error names the live reattempt.
 func (e *DuplicateReattemptError) Error() string {
 	return fmt.Sprintf("charge: reattempt %s of the same declined charge is live", e.ChargeID)
 }
@@ -120,6 +121,7 @@ type Service struct {
 	cards  Cards
 	caps   decline.Caps
 	log    *zap.Logger
+	now    func() time.Time
 	// lockMargin is added to a request's deadline to lock its key: a crashed request's
 	// key frees itself after its deadline plus this margin.
 	lockMargin time.Duration
@@ -138,6 +140,9 @@ type ServiceConfig struct {
 	// Caps are the card networks' reattempt caps (zero fields: the defaults).
 	Caps decline.Caps
 	Log  *zap.Logger
+	// Now is the clock the engine measures the caller's deadline and a run's duration on
+	// (time.Now when nil). What it stores is timed by the database's clock.
+	Now func() time.Time
 	// LockMargin is added to a request's deadline to lock its inbound key (default 15 s):
 	// the key of a request whose process died frees itself after that.
 	LockMargin time.Duration
@@ -151,8 +156,11 @@ func NewService(cfg ServiceConfig) *Service {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Service{store: cfg.Store, runner: cfg.Runner, render: cfg.Render, cards: cfg.Cards, caps: cfg.Caps,
-		log: cfg.Log, lockMargin: cfg.LockMargin, answerMargin: 150 * time.Millisecond}
+		log: cfg.Log, now: cfg.Now, lockMargin: cfg.LockMargin, answerMargin: 150 * time.Millisecond}
 }
 
 // Create runs one keyed charge request. It returns the answer to send, or ErrKeyInUse,
@@ -166,7 +174,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Response, error) 
 // reattempt of a declined charge.
 func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain string) (Response, error) {
 	// The caller's deadline runs from here: the card's read and the first phase spend it too.
-	start := time.Now()
+	start := s.now()
 	id := p.id
 	if id == "" {
 		id = NewID()
@@ -179,7 +187,7 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 	}
 	// A read of the processor's account (after a failed connection put it in doubt) waits no
 	// longer than the caller does: when it cannot finish, the runner sends nothing.
-	acctCtx, cancelAcct := context.WithDeadline(ctx, start.Add(max(p.Timeout-s.answerMargin, 0)))
+	acctCtx, cancelAcct := context.WithTimeout(ctx, max(p.Timeout-s.answerMargin-s.now().Sub(start), 0))
 	defer cancelAcct()
 	r := BeginParams{
 		MerchantID:  p.MerchantID,
@@ -242,19 +250,26 @@ func (s *Service) create(ctx context.Context, p CreateParams, reattemptOf, chain
 		// retryably failed charge whose key can no longer be written fails for good.
 		if c.Status == StatusFailed && c.Failure != nil && c.Failure.Retryable {
 			switch {
-			case begun.Now.Sub(c.CreatedAt) >= KeyWriteWindow:
+			case !c.keyOpen(begun.Now):
 				c.Failure = &Failure{Code: CodeKeyExpired, Retryable: false}
 			case s.accountMoved(acctCtx, c.ProcessorAccount):
 				c.Failure = &Failure{Code: CodeAccountChanged, Retryable: false}
 			}
 		}
 		resp := s.render(c)
-		return resp, s.finish(ctx, p.MerchantID, p.Key, c, nil, resp, nil)
+		return resp, s.finish(ctx, FinishParams{MerchantID: p.MerchantID, Key: p.Key, Charge: c}, resp)
 	}
-	// A charge found processing was left mid-flight by a request that died: it may have
-	// reached the processor already.
-	uncertain := !begun.Created && begun.PriorStatus == StatusProcessing
-	return s.carry(ctx, p.MerchantID, p.Key, c, begun.Now, p.Timeout-time.Since(start), uncertain, begun.History)
+	return s.carry(ctx, run{
+		MerchantID: p.MerchantID,
+		Key:        p.Key,
+		Charge:     c,
+		Now:        begun.Now,
+		Timeout:    p.Timeout - s.now().Sub(start),
+		// A charge found processing was left mid-flight by a request that died: it may
+		// have reached the processor already.
+		Uncertain: !begun.Created && begun.PriorStatus == StatusProcessing,
+		History:   begun.History,
+	})
 }
 
 // card reads the card behind a payment method. A payment method the processor does not know
@@ -287,39 +302,36 @@ func cardOf(pc processor.Card) *Card {
 	return &Card{Fingerprint: pc.Fingerprint, Network: pc.Network, ExpMonth: int(pc.ExpMonth), ExpYear: int(pc.ExpYear)}
 }
 
-// carry runs a stored charge to an outcome under its processor key and stores it. now is the
-// database clock; uncertain says that an earlier run may have reached the processor.
-func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, now time.Time, timeout time.Duration, uncertain bool, history decline.History) (Response, error) {
-	expired := now.Sub(c.CreatedAt) >= KeyWriteWindow
+// run is a stored charge to carry to an outcome under its processor key (see carry).
+type run struct {
+	MerchantID string
+	Key        string
+	Charge     *Charge
+	// Now is the database clock of the phase that began the run.
+	Now time.Time
+	// Timeout is what remains of the caller's deadline.
+	Timeout time.Duration
+	// Uncertain says that an earlier run may have reached the processor.
+	Uncertain bool
+	// History is the card's history without the charge's own attempt, for its decline.
+	History decline.History
+}
+
+// carry runs a stored charge to an outcome under its processor key and stores it.
+func (s *Service) carry(ctx context.Context, r run) (Response, error) {
+	c := r.Charge
 	// The run continues even if the caller hangs up: once a request may reach the
 	// processor, its outcome must be stored. Its own deadline is the caller's, and the
 	// account's confirmation before it spends the same.
-	started := time.Now()
-	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(timeout-s.answerMargin, 0))
+	started := s.now()
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(r.Timeout-s.answerMargin, 0))
 	defer cancel()
-	moved := s.carriedAccountMoved(runCtx, c, now, uncertain)
-	if expired || moved {
-		// The processor's key retention is ending, or the charge belongs to another
-		// processor account than the one configured now: nothing is sent under its key any
-		// more. A charge that may have been sent stays pending for reconciliation (which
-		// reads only the charge's own account); one that never reached the processor fails
-		// for good (a new charge needs a new key).
-		code := CodeKeyExpired
-		if !expired {
-			code = CodeAccountChanged
-		}
-		if uncertain {
-			c.Status, c.Failure = StatusPending, nil
-		} else {
-			c.Status, c.Failure = StatusFailed, &Failure{Code: code, Retryable: false}
-		}
-		s.log.Warn("charge not sent", zap.String("charge_id", c.ID), zap.String("failure_code", code),
-			zap.String("processor_account", c.ProcessorAccount), zap.String("status", string(c.Status)))
-		resp := s.render(c)
-		return resp, s.finish(ctx, merchantID, key, c, nil, resp, nil)
+	expired := !c.keyOpen(r.Now)
+	if moved := s.carriedAccountMoved(runCtx, c, r.Now, r.Uncertain); expired || moved {
+		return s.unsendable(ctx, r, expired)
 	}
 	out := s.runner.Run(runCtx, c)
-	if uncertain && out.Status == StatusFailed {
+	if r.Uncertain && out.Status == StatusFailed {
 		// Nothing this run sent was executed, but an earlier run's request may have been:
 		// uncertainty is sticky. That holds for a request the processor refused as invalid
 		// too: what it refused is this run's request, not the earlier one.
@@ -329,16 +341,7 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	c.Failure = out.Failure
 	reached := out.Account != ""
 	if reached {
-		s.log.Warn("charge sent to another processor account than the one recorded: recorded at the one it reached",
-			zap.String("charge_id", c.ID), zap.String("processor_account", c.ProcessorAccount), zap.String("reached_account", out.Account))
-		c.ProcessorAccount = out.Account
-		// A card's fingerprint is the account's: its history goes under the one the card has
-		// there (the card cache was emptied when the account changed). Unread, it stays.
-		if c.Card != nil {
-			if card, err := s.card(context.WithoutCancel(ctx), c.PaymentMethod, min(cardLookupTimeout, 500*time.Millisecond)); err == nil && card != nil {
-				c.Card = card
-			}
-		}
+		s.recordAt(ctx, c, out.Account)
 	}
 	var network string
 	if c.Card != nil {
@@ -350,8 +353,8 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	if c.Status == StatusDeclined {
 		var v decline.Verdict
 		// The card's history records the attempt at now, the database's time of the intent.
-		declinedAt := now.Add(time.Since(started))
-		c.Decline, v = declineBlock(c, out.Evidence, cl, co, history, now, declinedAt, s.caps)
+		declinedAt := r.Now.Add(s.now().Sub(started))
+		c.Decline, v = declineBlock(c, out.Evidence, cl, co, r.History, r.Now, declinedAt, s.caps)
 		next = nextReattempt(c, v, declinedAt)
 		if next != nil {
 			at := next.At.UTC()
@@ -366,11 +369,12 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	// Storing the outcome must not be cut short by the caller hanging up.
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelFinish()
-	if err := s.finishNext(finishCtx, merchantID, key, c, out.Attempts, resp, co, next, reached); err != nil {
+	fp := FinishParams{MerchantID: r.MerchantID, Key: r.Key, Charge: c, Attempts: out.Attempts, Card: co, Next: next, Moved: reached}
+	if err := s.finish(finishCtx, fp, resp); err != nil {
 		if errors.Is(err, ErrSettled) {
 			// This run stalled past its key's lock and the charge was settled without it:
 			// the answer is the charge as settled.
-			if cur, gerr := s.store.Charge(finishCtx, merchantID, c.ID); gerr == nil {
+			if cur, gerr := s.store.Charge(finishCtx, r.MerchantID, c.ID); gerr == nil {
 				return s.render(cur), nil
 			}
 		}
@@ -382,14 +386,47 @@ func (s *Service) carry(ctx context.Context, merchantID, key string, c *Charge, 
 	return resp, nil
 }
 
-// finish stores the outcome; the response is stored for replay unless it is a 202 (its
-// replay renders the current state) or a retryable failure (a retry runs again).
-func (s *Service) finish(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome) error {
-	return s.finishNext(ctx, merchantID, key, c, attempts, resp, co, nil, false)
+// unsendable ends a run that may send nothing under the charge's key: the processor's key
+// retention is ending (expired), or the charge belongs to another processor account than the
+// one configured now. A charge that may have been sent stays pending for reconciliation
+// (which reads only the charge's own account); one that never reached the processor fails
+// for good (a new charge needs a new key).
+func (s *Service) unsendable(ctx context.Context, r run, expired bool) (Response, error) {
+	c := r.Charge
+	code := CodeKeyExpired
+	if !expired {
+		code = CodeAccountChanged
+	}
+	if r.Uncertain {
+		c.Status, c.Failure = StatusPending, nil
+	} else {
+		c.Status, c.Failure = StatusFailed, &Failure{Code: code, Retryable: false}
+	}
+	s.log.Warn("charge not sent", zap.String("charge_id", c.ID), zap.String("failure_code", code),
+		zap.String("processor_account", c.ProcessorAccount), zap.String("status", string(c.Status)))
+	resp := s.render(c)
+	return resp, s.finish(ctx, FinishParams{MerchantID: r.MerchantID, Key: r.Key, Charge: c}, resp)
 }
 
-func (s *Service) finishNext(ctx context.Context, merchantID, key string, c *Charge, attempts []Attempt, resp Response, co *CardOutcome, next *NextReattempt, moved bool) error {
-	fp := FinishParams{MerchantID: merchantID, Key: key, Charge: c, Attempts: attempts, Card: co, Next: next, Moved: moved}
+// recordAt re-records charge c at the processor account its run's requests reached.
+func (s *Service) recordAt(ctx context.Context, c *Charge, account string) {
+	s.log.Warn("charge sent to another processor account than the one recorded: recorded at the one it reached",
+		zap.String("charge_id", c.ID), zap.String("processor_account", c.ProcessorAccount), zap.String("reached_account", account))
+	c.ProcessorAccount = account
+	// A card's fingerprint is the account's: its history goes under the one the card has
+	// there (the card cache was emptied when the account changed). Unread, it stays.
+	if c.Card != nil {
+		if card, err := s.card(context.WithoutCancel(ctx), c.PaymentMethod, min(cardLookupTimeout, 500*time.Millisecond)); err == nil && card != nil {
+			c.Card = card
+		}
+	}
+}
+
+// finish stores the outcome fp.Charge came to, answered with resp: the response is stored
+// for replay unless it is a 202 (its replay renders the current state) or a retryable
+// failure (a retry runs again, and the key is freed).
+func (s *Service) finish(ctx context.Context, fp FinishParams, resp Response) error {
+	c := fp.Charge
 	if c.Failure != nil {
 		fp.Reason = c.Failure.Code
 	}

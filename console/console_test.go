@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/store"
 )
 
 // setup serves Handler on a test server and returns a GET/HEAD/POST helper.
@@ -240,7 +239,7 @@ func TestReviewLabels(t *testing.T) {
 	review := string(assets["review.js"].body)
 	for _, want := range []string{
 		`'` + string(reconcile.ReasonContradictsManual) + `'`,
-		`'` + store.ReasonDuplicatePayment + `'`,
+		`'` + reconcile.ReasonDuplicatePayment + `'`,
 		`'Processor success found after a manual "failed"'`,
 		`'Processor evidence contradicts a manual resolution'`,
 		`'Second payment for one order'`,

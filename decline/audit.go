@@ -78,120 +78,156 @@ type Findings struct {
 // enforcement shows up here instead of hiding twice. Histories are those of
 // one card, so the quadratic recount is cheap.
 func Audit(h History, caps Caps) Findings {
-	caps = caps.withDefaults()
+	au := newAudit(h, caps)
+	for i := range au.hist {
+		au.earlierRefusals(i)
+		if au.isVisa(i) {
+			au.visaCap(i)
+		}
+		if au.isMCDecline(i) {
+			au.mastercardCaps(i)
+		}
+	}
+	return au.f
+}
+
+// audit is one run of Audit: the history in time order, which of its attempts are
+// reattempts, and the findings so far.
+type audit struct {
+	hist      History
+	caps      Caps
+	reattempt []bool
+	f         Findings
+}
+
+// newAudit counts the attempts, declines and reattempts of h.
+func newAudit(h History, caps Caps) *audit {
 	hist := h.sorted()
-	f := Findings{
+	au := &audit{hist: hist, caps: caps.withDefaults(), f: Findings{
 		Attempts:        len(hist),
 		DeclinesByClass: map[Class]int{},
 		Violations:      []Violation{},
 		InHindsight:     []Violation{},
-	}
-
-	// Which attempts are reattempts: an authorization while a run of
-	// declines is open. Blocks are not authorizations.
-	reattempt := reattempts(hist, func(j int) Outcome { return hist[j].Outcome.orPending() })
+	}}
+	// Which attempts are reattempts: an authorization while a run of declines is open.
+	// Blocks are not authorizations.
+	au.reattempt = reattempts(hist, func(j int) Outcome { return hist[j].Outcome.orPending() })
 	for i, a := range hist {
 		if a.Outcome.orPending() == Declined {
-			f.Declines++
-			f.DeclinesByClass[a.Class.orGeneric()]++
+			au.f.Declines++
+			au.f.DeclinesByClass[a.Class.orGeneric()]++
 		}
-		if reattempt[i] {
-			f.Reattempts++
+		if au.reattempt[i] {
+			au.f.Reattempts++
 		}
 	}
+	return au
+}
 
-	isVisa := func(i int) bool { return reattempt[i] && hist[i].Network.visaRules() }
-	isMCDecline := func(i int) bool {
-		o := hist[i].Outcome.orPending()
-		return o == Declined && hist[i].Network.mastercardRules()
-	}
-	// inWindow counts the attempts j <= i that match and fall in the window
-	// of length w that ends at attempt i.
-	inWindow := func(i int, w time.Duration, match func(int) bool) int {
-		n := 0
-		from := hist[i].At.Add(-w)
-		for j := 0; j <= i; j++ {
-			if match(j) && hist[j].At.After(from) {
-				n++
-			}
-		}
-		return n
-	}
+func (au *audit) isVisa(i int) bool { return au.reattempt[i] && au.hist[i].Network.visaRules() }
 
-	for i, a := range hist {
-		flag := func(rule Rule, count, limit int) {
-			f.Violations = append(f.Violations, Violation{Charge: a.Charge, At: a.At, Rule: rule, Count: count, Limit: limit})
-		}
-		// The rules that follow from one earlier refusal: broken against what was known
-		// when some forbidding refusal was known by a.At, in hindsight when all of them
-		// were found later.
-		var never, mac knowledge
-		for j := 0; j < i; j++ {
-			p := hist[j]
-			if o := p.Outcome.orPending(); o != Declined && o != Blocked {
-				continue
-			}
-			known := !p.knownAt().After(a.At)
-			if p.Class.orGeneric() == Never && !otherCurrency(p, a) {
-				never.add(known)
-			}
-			if d := MACDelay(p.MAC); d > 0 && a.At.Before(p.At.Add(d)) {
-				mac.add(known)
-			}
-		}
-		for _, r := range []struct {
-			rule Rule
-			k    knowledge
-		}{{RuleAfterNever, never}, {RuleBeforeMACDelay, mac}} {
-			switch {
-			case r.k.known:
-				flag(r.rule, 0, 0)
-			case r.k.late:
-				f.InHindsight = append(f.InHindsight, Violation{Charge: a.Charge, At: a.At, Rule: r.rule})
-			}
-		}
-		// A cap broken on the outcomes as they are now was broken against what the
-		// gateway knew only if the outcomes known at a.At break it too.
-		capFlag := func(rule Rule, w time.Duration, n, limit int, known func(i int) func(int) bool) {
-			if n <= limit {
-				return
-			}
-			if k := inWindow(i, w, known(i)); k > limit {
-				flag(rule, k, limit)
-				return
-			}
-			f.InHindsight = append(f.InHindsight, Violation{Charge: a.Charge, At: a.At, Rule: rule, Count: n, Limit: limit})
-		}
-		if isVisa(i) {
-			n := inWindow(i, visaWindow, isVisa)
-			f.MaxVisaReattempts30d = max(f.MaxVisaReattempts30d, n)
-			capFlag(RuleVisa30d, visaWindow, n, caps.VisaReattempts30d, func(i int) func(int) bool {
-				known := reattemptsKnownAt(hist, hist[i].At)
-				return func(j int) bool { return known[j] && hist[j].Network.visaRules() }
-			})
-		}
-		if isMCDecline(i) {
-			// What enforcement counted when attempt i was sent: the declines known then,
-			// the attempts still in flight then on a card in a run of declines (possible
-			// declines), and the attempt itself.
-			knownMC := func(i int) func(int) bool {
-				open := reattemptsKnownAt(hist, hist[i].At) // a run was open before j, as known then
-				return func(j int) bool {
-					if j == i || !hist[j].knownAt().After(hist[i].At) {
-						return isMCDecline(j)
-					}
-					return open[j] && hist[j].Network.mastercardRules() && hist[i].At.Sub(hist[j].At) < InFlight
-				}
-			}
-			n := inWindow(i, mastercardShortWindow, isMCDecline)
-			f.MaxMastercardDeclines24h = max(f.MaxMastercardDeclines24h, n)
-			capFlag(RuleMastercard24h, mastercardShortWindow, n, caps.MastercardDeclines24h, knownMC)
-			n = inWindow(i, mastercardLongWindow, isMCDecline)
-			f.MaxMastercardDeclines30d = max(f.MaxMastercardDeclines30d, n)
-			capFlag(RuleMastercard30d, mastercardLongWindow, n, caps.MastercardDeclines30d, knownMC)
+func (au *audit) isMCDecline(i int) bool {
+	return au.hist[i].Outcome.orPending() == Declined && au.hist[i].Network.mastercardRules()
+}
+
+// inWindow counts the attempts j <= i that match and fall in the window of length w that
+// ends at attempt i.
+func (au *audit) inWindow(i int, w time.Duration, match func(int) bool) int {
+	n := 0
+	from := au.hist[i].At.Add(-w)
+	for j := 0; j <= i; j++ {
+		if match(j) && au.hist[j].At.After(from) {
+			n++
 		}
 	}
-	return f
+	return n
+}
+
+// flag records a violation by attempt i: known when it was sent, or only in hindsight.
+func (au *audit) flag(i int, rule Rule, count, limit int, hindsight bool) {
+	a := au.hist[i]
+	v := Violation{Charge: a.Charge, At: a.At, Rule: rule, Count: count, Limit: limit}
+	if hindsight {
+		au.f.InHindsight = append(au.f.InHindsight, v)
+		return
+	}
+	au.f.Violations = append(au.f.Violations, v)
+}
+
+// earlierRefusals checks attempt i against the rules that follow from one earlier refusal
+// (never_reattempt, before_mac_delay): broken against what was known when some forbidding
+// refusal was known by the attempt's time, in hindsight when all of them were found later.
+func (au *audit) earlierRefusals(i int) {
+	a := au.hist[i]
+	var never, mac knowledge
+	for _, p := range au.hist[:i] {
+		if o := p.Outcome.orPending(); o != Declined && o != Blocked {
+			continue
+		}
+		known := !p.knownAt().After(a.At)
+		if p.Class.orGeneric() == Never && !otherCurrency(p, a) {
+			never.add(known)
+		}
+		if d := MACDelay(p.MAC); d > 0 && a.At.Before(p.At.Add(d)) {
+			mac.add(known)
+		}
+	}
+	for _, r := range []struct {
+		rule Rule
+		k    knowledge
+	}{{RuleAfterNever, never}, {RuleBeforeMACDelay, mac}} {
+		if r.k.known || r.k.late {
+			au.flag(i, r.rule, 0, 0, !r.k.known)
+		}
+	}
+}
+
+// capBroken records a cap of limit broken by attempt i, n attempts in its window of w on the
+// outcomes as they are now: against what the gateway knew only if the outcomes known at the
+// attempt's time (known(i)) break it too, else in hindsight.
+func (au *audit) capBroken(i int, rule Rule, w time.Duration, n, limit int, known func(i int) func(int) bool) {
+	if n <= limit {
+		return
+	}
+	if k := au.inWindow(i, w, known(i)); k > limit {
+		au.flag(i, rule, k, limit, false)
+		return
+	}
+	au.flag(i, rule, n, limit, true)
+}
+
+// visaCap checks the Visa reattempt i against the 30-day cap.
+func (au *audit) visaCap(i int) {
+	n := au.inWindow(i, visaWindow, au.isVisa)
+	au.f.MaxVisaReattempts30d = max(au.f.MaxVisaReattempts30d, n)
+	au.capBroken(i, RuleVisa30d, visaWindow, n, au.caps.VisaReattempts30d, func(i int) func(int) bool {
+		known := reattemptsKnownAt(au.hist, au.hist[i].At)
+		return func(j int) bool { return known[j] && au.hist[j].Network.visaRules() }
+	})
+}
+
+// mastercardCaps checks the Mastercard decline i against the 24-hour and 30-day caps.
+func (au *audit) mastercardCaps(i int) {
+	n := au.inWindow(i, mastercardShortWindow, au.isMCDecline)
+	au.f.MaxMastercardDeclines24h = max(au.f.MaxMastercardDeclines24h, n)
+	au.capBroken(i, RuleMastercard24h, mastercardShortWindow, n, au.caps.MastercardDeclines24h, au.knownMC)
+	n = au.inWindow(i, mastercardLongWindow, au.isMCDecline)
+	au.f.MaxMastercardDeclines30d = max(au.f.MaxMastercardDeclines30d, n)
+	au.capBroken(i, RuleMastercard30d, mastercardLongWindow, n, au.caps.MastercardDeclines30d, au.knownMC)
+}
+
+// knownMC is what enforcement counted against the Mastercard caps when attempt i was sent:
+// the declines known then, the attempts still in flight then on a card in a run of declines
+// (possible declines), and the attempt itself.
+func (au *audit) knownMC(i int) func(int) bool {
+	hist := au.hist
+	open := reattemptsKnownAt(hist, hist[i].At) // a run was open before j, as known then
+	return func(j int) bool {
+		if j == i || !hist[j].knownAt().After(hist[i].At) {
+			return au.isMCDecline(j)
+		}
+		return open[j] && hist[j].Network.mastercardRules() && hist[i].At.Sub(hist[j].At) < InFlight
+	}
 }
 
 // reattemptsKnownAt marks the attempts of hist (in time order) that were reattempts on the

@@ -138,158 +138,203 @@ type Verdict struct {
 // of the schedule and advice refusals lifts.
 func Check(h History, next Next, caps Caps) Verdict {
 	caps = caps.withDefaults()
-	now := next.At
 	hist := h.sorted()
-
-	var (
-		never     bool
-		fixOpen   []fixDecline // fix-data declines no approval has cleared
-		rateUntil time.Time    // end of the processor's refusal for too many declines
-		inRun     bool         // the last known authorization outcome was a decline
-		visa      []time.Time
-		mc24      []time.Time
-		mc30      []time.Time
-		macUntil  time.Time
-		capUntil  time.Time
-		visaFrom  = now.Add(-visaWindow)
-		mc24From  = now.Add(-mastercardShortWindow)
-		mc30From  = now.Add(-mastercardLongWindow)
-	)
 	chainHist := hist
 	if next.ChainHistory != nil {
 		chainHist = next.ChainHistory.sorted()
 	}
-	ch := chainStateOf(chainHist, next.Chain)
-	chainSeen, chainFrom, chainLast, chainN, chainCls, chainDup := ch.seen, ch.from, ch.last, ch.n, ch.cls, ch.dup
+	return tallyOf(hist, next).rules(chainStateOf(chainHist, next.Chain), next, caps)
+}
+
+// tally is what the rules need of a card's history: what refuses for good, the open
+// fix-data declines, the end of the time-bound refusals, and the attempts each network cap
+// counts in its window.
+type tally struct {
+	never     bool
+	fixOpen   []fixDecline // fix-data declines no approval has cleared
+	rateUntil time.Time    // end of the processor's refusal for too many declines
+	capUntil  time.Time    // end of the processor's refusal for excessive reattempts
+	macUntil  time.Time    // end of the last Mastercard advice delay
+	inRun     bool         // the last known authorization outcome was a decline
+	visa      []time.Time  // Visa reattempts in the last 30 days
+	mc24      []time.Time  // Mastercard declines in the last 24 hours
+	mc30      []time.Time  // Mastercard declines in the last 30 days
+}
+
+// tallyOf tallies hist (in time order) for the attempt next.
+func tallyOf(hist History, next Next) tally {
+	var t tally
+	now := next.At
 	for _, a := range hist {
 		out := a.Outcome.orPending()
-		hold := heldBy(a)
 		if out.refusal() {
-			switch a.Class.orGeneric() {
-			case Never:
-				if hold != HoldCurrency || mayShareCurrency(a.Currency, next.Currency) {
-					never = true
-				}
-			case FixData:
-				fixOpen = append(fixOpen, fixDecline{hold: hold, paymentMethod: a.PaymentMethod, expiry: a.Expiry})
-			}
-			if d := MACDelay(a.MAC); d > 0 {
-				macUntil = later(macUntil, a.At.Add(d))
-			}
-			if hold == HoldRateLimit {
-				rateUntil = later(rateUntil, a.At.Add(processorRateLimitFor))
-			}
+			t.refusal(a, next)
 		}
 		if out == Blocked {
 			if a.CapReached {
-				capUntil = later(capUntil, a.At.Add(processorCapRefusalFor))
+				t.capUntil = later(t.capUntil, a.At.Add(processorCapRefusalFor))
 			}
 			continue
 		}
-		if inRun && a.Network.visaRules() && a.At.After(visaFrom) {
-			visa = append(visa, a.At)
+		if t.inRun && a.Network.visaRules() && a.At.After(now.Add(-visaWindow)) {
+			t.visa = append(t.visa, a.At)
 		}
 		// An attempt still in flight on a card in a run of declines may be one more.
-		if (out == Declined || out == Pending && inRun && now.Sub(a.At) < InFlight) && a.Network.mastercardRules() {
-			if a.At.After(mc24From) {
-				mc24 = append(mc24, a.At)
+		if (out == Declined || out == Pending && t.inRun && now.Sub(a.At) < InFlight) && a.Network.mastercardRules() {
+			if a.At.After(now.Add(-mastercardShortWindow)) {
+				t.mc24 = append(t.mc24, a.At)
 			}
-			if a.At.After(mc30From) {
-				mc30 = append(mc30, a.At)
+			if a.At.After(now.Add(-mastercardLongWindow)) {
+				t.mc30 = append(t.mc30, a.At)
 			}
 		}
 		switch out {
 		case Approved:
-			inRun = false
+			t.inRun = false
 			// An approval proves only its own card data: a fix-data decline
 			// of other data (another expiry, another payment method) stays open.
-			fixOpen = slices.DeleteFunc(fixOpen, func(f fixDecline) bool { return f.refuses(a.PaymentMethod, a.Expiry) })
-			capUntil = time.Time{}
+			t.fixOpen = slices.DeleteFunc(t.fixOpen, func(f fixDecline) bool { return f.refuses(a.PaymentMethod, a.Expiry) })
+			t.capUntil = time.Time{}
 		case Declined:
-			inRun = true
+			t.inRun = true
 		}
 		// A pending attempt neither opens nor ends a run: the rules hold
 		// against what is known (see [Pending]).
 	}
+	return t
+}
 
+// refusal tallies the refusal (decline or block) a, for the attempt next.
+func (t *tally) refusal(a Attempt, next Next) {
+	hold := heldBy(a)
+	switch a.Class.orGeneric() {
+	case Never:
+		if hold != HoldCurrency || mayShareCurrency(a.Currency, next.Currency) {
+			t.never = true
+		}
+	case FixData:
+		t.fixOpen = append(t.fixOpen, fixDecline{hold: hold, paymentMethod: a.PaymentMethod, expiry: a.Expiry})
+	}
+	if d := MACDelay(a.MAC); d > 0 {
+		t.macUntil = later(t.macUntil, a.At.Add(d))
+	}
+	if hold == HoldRateLimit {
+		t.rateUntil = later(t.rateUntil, a.At.Add(processorRateLimitFor))
+	}
+}
+
+// rules applies the rules, in the order they refuse, to the tally t and the state ch of
+// next's chain.
+func (t tally) rules(ch chainState, next Next, caps Caps) Verdict {
 	v := Verdict{
 		Counters: Counters{
-			VisaReattempts30d:     len(visa),
-			MastercardDeclines24h: len(mc24),
-			MastercardDeclines30d: len(mc30),
+			VisaReattempts30d:     len(t.visa),
+			MastercardDeclines24h: len(t.mc24),
+			MastercardDeclines30d: len(t.mc30),
 		},
-		RemainingInWindow: NoCap,
-		Reattempt:         inRun || next.Chain != "",
+		RemainingInWindow: t.remaining(next.Network, caps),
+		Reattempt:         t.inRun || next.Chain != "",
 	}
-	netVisa, netMC := next.Network.visaRules(), next.Network.mastercardRules()
-	if netVisa {
-		v.RemainingInWindow = remaining(v.RemainingInWindow, caps.VisaReattempts30d-len(visa))
-	}
-	if netMC {
-		v.RemainingInWindow = remaining(v.RemainingInWindow, caps.MastercardDeclines24h-len(mc24))
-		v.RemainingInWindow = remaining(v.RemainingInWindow, caps.MastercardDeclines30d-len(mc30))
-	}
-
-	refuse := func(r Reason, rule Rule, notBefore time.Time) Verdict {
-		v.Reason, v.Rule, v.NotBefore = r, rule, notBefore
+	if r, rule, ok := t.forGood(ch, next); ok {
+		if r == ReasonNeverReattempt {
+			v.RemainingInWindow = 0
+		}
+		v.Reason, v.Rule = r, rule
 		return v
 	}
-	if never {
-		v.RemainingInWindow = 0
-		return refuse(ReasonNeverReattempt, RuleAfterNever, time.Time{})
+	waits, ok := t.waits(ch, next.Network, caps)
+	if !ok {
+		v.Reason, v.Rule = ReasonScheduleExhausted, RuleSchedule
+		return v
 	}
-	for _, f := range fixOpen {
+	if w, ok := refusingWait(waits, next.At); ok {
+		v.Reason, v.Rule, v.NotBefore = w.reason, w.rule, w.until
+		return v
+	}
+	v.Allowed = true
+	return v
+}
+
+// remaining is how many more attempts the tightest cap of network admits now.
+func (t tally) remaining(network Network, caps Caps) int {
+	r := NoCap
+	if network.visaRules() {
+		r = remaining(r, caps.VisaReattempts30d-len(t.visa))
+	}
+	if network.mastercardRules() {
+		r = remaining(r, caps.MastercardDeclines24h-len(t.mc24))
+		r = remaining(r, caps.MastercardDeclines30d-len(t.mc30))
+	}
+	return r
+}
+
+// forGood returns the refusal that waiting does not lift, if any: a never-class decline, an
+// open fix-data decline of next's data, a chain that may have paid already, or one whose last
+// decline asks for the cardholder's authentication.
+func (t tally) forGood(ch chainState, next Next) (Reason, Rule, bool) {
+	if t.never {
+		return ReasonNeverReattempt, RuleAfterNever, true
+	}
+	for _, f := range t.fixOpen {
 		if f.refuses(next.PaymentMethod, next.Expiry) {
-			rule := RuleFixData
 			if f.hold == HoldCard {
-				rule = RuleAnotherCard
+				return ReasonFixDataFirst, RuleAnotherCard, true
 			}
-			return refuse(ReasonFixDataFirst, rule, time.Time{})
+			return ReasonFixDataFirst, RuleFixData, true
 		}
 	}
-	if chainDup {
+	if ch.dup {
 		// The chain's decline may be a second payment of the order: a person looks
 		// first, and no reattempt of the chain goes out meanwhile.
-		return refuse(ReasonPossibleDuplicate, RulePossibleDuplicate, time.Time{})
+		return ReasonPossibleDuplicate, RulePossibleDuplicate, true
 	}
-
-	if chainSeen && chainCls == Authenticate {
+	if ch.seen && ch.cls == Authenticate {
 		// Only the cardholder can authenticate, in a charge of their own: a
 		// reattempt of the chain, made without them, has no slot.
-		return refuse(ReasonScheduleExhausted, RuleSchedule, time.Time{})
+		return ReasonScheduleExhausted, RuleSchedule, true
 	}
+	return "", "", false
+}
 
-	// Time-bound refusals.
-	var waits []wait
-	if chainSeen && chainCls.Retryable() {
-		nb := later(macUntil, chainLast.Add(time.Nanosecond))
-		slot, ok := NextSlot(chainCls, chainFrom, chainN, nb)
+// waits returns the time-bound refusals of an attempt on network: the chain's next slot, the
+// network caps' windows, the processor's refusals and the advice delays. ok is false when the
+// chain's schedule has no slot left.
+func (t tally) waits(ch chainState, network Network, caps Caps) (waits []wait, ok bool) {
+	if ch.seen && ch.cls.Retryable() {
+		nb := later(t.macUntil, ch.last.Add(time.Nanosecond))
+		slot, ok := NextSlot(ch.cls, ch.from, ch.n, nb)
 		if !ok {
-			return refuse(ReasonScheduleExhausted, RuleSchedule, time.Time{})
+			return nil, false
 		}
 		waits = append(waits, wait{ReasonTooEarly, RuleSchedule, slot})
 	}
-	if netVisa && inRun {
-		if n, c := len(visa), caps.VisaReattempts30d; n >= c {
-			waits = append(waits, wait{ReasonNetworkCapReached, RuleVisa30d, visa[n-c].Add(visaWindow)})
-		}
+	if network.visaRules() && t.inRun {
+		waits = capWait(waits, t.visa, caps.VisaReattempts30d, RuleVisa30d, visaWindow)
 	}
-	if netMC {
-		if n, c := len(mc24), caps.MastercardDeclines24h; n >= c {
-			waits = append(waits, wait{ReasonNetworkCapReached, RuleMastercard24h, mc24[n-c].Add(mastercardShortWindow)})
-		}
-		if n, c := len(mc30), caps.MastercardDeclines30d; n >= c {
-			waits = append(waits, wait{ReasonNetworkCapReached, RuleMastercard30d, mc30[n-c].Add(mastercardLongWindow)})
-		}
+	if network.mastercardRules() {
+		waits = capWait(waits, t.mc24, caps.MastercardDeclines24h, RuleMastercard24h, mastercardShortWindow)
+		waits = capWait(waits, t.mc30, caps.MastercardDeclines30d, RuleMastercard30d, mastercardLongWindow)
 	}
-	waits = append(waits,
-		wait{ReasonNetworkCapReached, RuleProcessorCap, capUntil},
-		wait{ReasonNetworkCapReached, RuleProcessorRateLimit, rateUntil},
-		wait{ReasonTooEarly, RuleBeforeMACDelay, macUntil},
-	)
+	return append(waits,
+		wait{ReasonNetworkCapReached, RuleProcessorCap, t.capUntil},
+		wait{ReasonNetworkCapReached, RuleProcessorRateLimit, t.rateUntil},
+		wait{ReasonTooEarly, RuleBeforeMACDelay, t.macUntil},
+	), true
+}
 
-	// A cap in force is the reason whatever else refuses, until its window
-	// frees; otherwise the refusal that lifts last.
+// capWait adds to waits the refusal of a cap of c attempts in window, when the attempts at
+// (in time order) already reach it: until the window frees one.
+func capWait(waits []wait, at []time.Time, c int, rule Rule, window time.Duration) []wait {
+	if n := len(at); n >= c {
+		waits = append(waits, wait{ReasonNetworkCapReached, rule, at[n-c].Add(window)})
+	}
+	return waits
+}
+
+// refusingWait returns the refusal among waits that holds at now: a cap in force is the
+// reason whatever else refuses, until its window frees (the cap's that frees last);
+// otherwise the refusal that lifts last. ok is false when none holds.
+func refusingWait(waits []wait, now time.Time) (wait, bool) {
 	var last, capLast *wait
 	for i := range waits {
 		w := &waits[i]
@@ -305,12 +350,11 @@ func Check(h History, next Next, caps Caps) Verdict {
 	}
 	switch {
 	case capLast != nil:
-		return refuse(capLast.reason, capLast.rule, capLast.until)
+		return *capLast, true
 	case last != nil:
-		return refuse(last.reason, last.rule, last.until)
+		return *last, true
 	}
-	v.Allowed = true
-	return v
+	return wait{}, false
 }
 
 // chainState is what the schedule of a chain needs of the history: whether the chain has a

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 // simAt serves a simulator answering account on addr ("127.0.0.1:0" for a new port), as a

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
 )
 
 // TestCreatePaymentAgainstTheSimulator drives the real stripe-go client through every fault

@@ -239,53 +239,25 @@ func answered(lr *stripe.APIResponse) ReadResult {
 	return ReadResult{Outcome: retry.Outcome{Class: retry.ClassSuccess, HTTPStatus: status}, RequestID: requestIDOf(lr, h)}
 }
 
-// classifyRead classifies a read that did not come back with its object.
+// classifyRead classifies a read that did not come back with its object: its Outcome is
+// ClassifyRead's.
 func classifyRead(r response, err error) ReadResult {
 	var se *stripe.Error
 	switch {
 	case errors.As(err, &se):
-		return classifyReadError(se)
+		h := headerOf(se.LastResponse)
+		a := errorAnswer(se, h)
+		res := ReadResult{Outcome: ClassifyRead(a), NotFound: a.notFound(), RequestID: se.RequestID, Err: errors.New(redact(se.Msg))}
+		if res.RequestID == "" {
+			res.RequestID = h.Get("Request-Id")
+		}
+		return res
 	case r.status != 0:
-		// An answer stripe-go could not parse (a proxy's page, a truncated body): a read
-		// is safe to repeat.
-		return ReadResult{Outcome: retry.Outcome{Class: retry.ClassRetry, HTTPStatus: r.status,
-			ProcessorCode: "unparsable_response", RetryAfter: r.header.Get("Retry-After"), Date: r.header.Get("Date")},
-			RequestID: r.header.Get("Request-Id"), Err: redactErr(err)}
+		a := Answer{Status: r.status, Unparsed: true, RetryAfter: r.header.Get("Retry-After"), Date: r.header.Get("Date")}
+		return ReadResult{Outcome: ClassifyRead(a), RequestID: r.header.Get("Request-Id"), Err: redactErr(err)}
 	default:
-		code := networkCode(r, err)
-		return ReadResult{Outcome: retry.Outcome{Class: retry.ClassRetry, ProcessorCode: code,
-			Canceled: code == "canceled"}, Err: redactErr(err)}
+		return ReadResult{Outcome: ClassifyRead(Answer{Written: r.wrote, Failure: networkCode(r, err)}), Err: redactErr(err)}
 	}
-}
-
-// classifyReadError classifies an error answer to a read.
-func classifyReadError(se *stripe.Error) ReadResult {
-	h := headerOf(se.LastResponse)
-	status := se.HTTPStatusCode
-	res := ReadResult{RequestID: se.RequestID, Err: errors.New(redact(se.Msg))}
-	if res.RequestID == "" {
-		res.RequestID = h.Get("Request-Id")
-	}
-	out := retry.Outcome{HTTPStatus: status, ProcessorCode: string(se.Code),
-		RetryAfter: h.Get("Retry-After"), Date: h.Get("Date")}
-	switch {
-	case status == http.StatusNotFound && se.Code == stripe.ErrorCodeResourceMissing:
-		out.Class = retry.ClassSuccess
-		res.NotFound = true
-	case h.Get("Stripe-Should-Retry") == "true":
-		out.Class = retry.ClassRetry
-	case h.Get("Stripe-Should-Retry") == "false":
-		out.Class = retry.ClassTerminal
-	case status == http.StatusTooManyRequests:
-		out.Class = retry.ClassRetryAfter
-	case status == http.StatusConflict || status == http.StatusFailedDependency || status >= 500:
-		// A 424: a dependency outside the processor failed; a read is safe to repeat.
-		out.Class = retry.ClassRetry
-	default:
-		out.Class = retry.ClassTerminal
-	}
-	res.Outcome = out
-	return res
 }
 
 func redactErr(err error) error {

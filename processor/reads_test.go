@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
 )
 
 // simClock is a settable clock for the simulator.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
 )
 
 // warmConnection makes one read so that the client's next write goes over a reused

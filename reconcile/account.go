@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/paygate/paygate/processor"
 )
 
-// ErrAccountUnconfirmed is returned by Reconcile, which then records nothing, when the
-// processor account Reads talk to cannot be confirmed before the reads, or before the
-// decision (or is another one by then): evidence is only ever recorded against the account
-// it was read from.
-var ErrAccountUnconfirmed = errors.New("reconcile: the processor account cannot be confirmed")
-
-// Accounts confirms the processor account Reads talk to (a *processor.AccountWatch). The
+// Accounts confirms the processor account Reads talk to (a *processor.AccountWatch). A
+// Reconciler records nothing when the account cannot be confirmed before the reads, or
+// before the decision (or is another one by then): evidence is only ever recorded against
+// the account it was read from. The
 // processor behind the configured API base may change account while paygate runs: a charge
 // read at another account than its own would be "not found" there.
 type Accounts interface {
@@ -27,14 +26,16 @@ type fixedAccount string
 func (a fixedAccount) Confirm(context.Context) (string, error) { return string(a), nil }
 
 // confirm returns the account the processor states now, or an error wrapping
-// ErrAccountUnconfirmed.
+// processor.ErrAccountUnconfirmed.
 func (r *Reconciler) confirm(ctx context.Context) (string, error) {
 	id, err := r.accounts.Confirm(ctx)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrAccountUnconfirmed, err)
-	}
-	if id == "" {
-		return "", fmt.Errorf("%w: no account id", ErrAccountUnconfirmed)
+	switch {
+	case errors.Is(err, processor.ErrAccountUnconfirmed):
+		return "", err
+	case err != nil:
+		return "", fmt.Errorf("%w: %w", processor.ErrAccountUnconfirmed, err)
+	case id == "":
+		return "", fmt.Errorf("%w: no account id", processor.ErrAccountUnconfirmed)
 	}
 	return id, nil
 }

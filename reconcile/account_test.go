@@ -93,7 +93,7 @@ func TestReconcileConfirmsTheAccount(t *testing.T) {
 			c := fakeCharge(1, tc.withRef)
 			chk, err := rec.Reconcile(context.Background(), c)
 			if tc.wantErr {
-				if !errors.Is(err, reconcile.ErrAccountUnconfirmed) {
+				if !errors.Is(err, processor.ErrAccountUnconfirmed) {
 					t.Fatalf("Reconcile: got %v, want ErrAccountUnconfirmed", err)
 				}
 				if n := len(store.checksOf(c.ID)); n != 0 {

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/processor"
 )
 
 // TestKeyAnchoredOnEarliestSend checks that the 24 h rule and the list window count from the
@@ -22,19 +24,19 @@ func TestKeyAnchoredOnEarliestSend(t *testing.T) {
 		wantReason  ReplayReason
 	}{
 		{"unrecorded send, resumed 2 h later: closed 24 h 30 min after the creation",
-			t0, t0.Add(2 * time.Hour), t0.Add(24*time.Hour + 30*time.Minute), t0.Add(KeyWindow), false, ReplayKeyClosed},
+			t0, t0.Add(2 * time.Hour), t0.Add(24*time.Hour + 30*time.Minute), t0.Add(processor.KeyWindow), false, ReplayKeyClosed},
 		{"unrecorded send, resumed 2 h later: closed 23 h after the creation",
-			t0, t0.Add(2 * time.Hour), t0.Add(KeyWindow), t0.Add(KeyWindow), false, ReplayKeyClosed},
+			t0, t0.Add(2 * time.Hour), t0.Add(processor.KeyWindow), t0.Add(processor.KeyWindow), false, ReplayKeyClosed},
 		{"unrecorded send, resumed 2 h later: open a minute before",
-			t0, t0.Add(2 * time.Hour), t0.Add(KeyWindow - time.Minute), t0.Add(KeyWindow), true, ReplayInsideKeyWindow},
+			t0, t0.Add(2 * time.Hour), t0.Add(processor.KeyWindow - time.Minute), t0.Add(processor.KeyWindow), true, ReplayInsideKeyWindow},
 		{"sent at the creation",
-			t0, t0, t0.Add(KeyWindow - time.Minute), t0.Add(KeyWindow), true, ReplayInsideKeyWindow},
+			t0, t0, t0.Add(processor.KeyWindow - time.Minute), t0.Add(processor.KeyWindow), true, ReplayInsideKeyWindow},
 		{"first send recorded before the creation (clocks): the send anchors",
-			t0, t0.Add(-time.Second), t0.Add(KeyWindow - time.Second), t0.Add(KeyWindow - time.Second), false, ReplayKeyClosed},
+			t0, t0.Add(-time.Second), t0.Add(processor.KeyWindow - time.Second), t0.Add(processor.KeyWindow - time.Second), false, ReplayKeyClosed},
 		{"no creation time: the first send anchors",
-			time.Time{}, t0, t0.Add(KeyWindow - time.Minute), t0.Add(KeyWindow), true, ReplayInsideKeyWindow},
+			time.Time{}, t0, t0.Add(processor.KeyWindow - time.Minute), t0.Add(processor.KeyWindow), true, ReplayInsideKeyWindow},
 		{"first send unknown: the creation anchors, no replay",
-			t0, time.Time{}, t0.Add(time.Hour), t0.Add(KeyWindow), false, ReplayFirstSendUnknown},
+			t0, time.Time{}, t0.Add(time.Hour), t0.Add(processor.KeyWindow), false, ReplayFirstSendUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -47,7 +49,7 @@ func TestKeyAnchoredOnEarliestSend(t *testing.T) {
 				t.Errorf("replay at %v: got %+v, want allowed=%v reason %s until %v", tc.at, v, tc.wantAllowed, tc.wantReason, tc.wantCloses)
 			}
 			// The list must find a PaymentIntent created by the earliest send.
-			earliest := tc.wantCloses.Add(-KeyWindow)
+			earliest := tc.wantCloses.Add(-processor.KeyWindow)
 			if from, to := (Policy{}).ListWindow(c); from.After(earliest) || to.Before(earliest) {
 				t.Errorf("list window: got [%v, %v], want it to cover %v", from, to, earliest)
 			}
@@ -62,7 +64,7 @@ func TestKeyClosedCountedFromCreation(t *testing.T) {
 	t.Parallel()
 	c := pendingCharge()
 	c.CreatedAt, c.FirstSentAt, c.LastSentAt = t0, t0.Add(2*time.Hour), t0.Add(2*time.Hour)
-	ev := Evidence{At: t0.Add(KeyWindow + 30*time.Minute), Account: testAccount}
+	ev := Evidence{At: t0.Add(processor.KeyWindow + 30*time.Minute), Account: testAccount}
 	ev.List = listed(c)
 	ev.Search = &Search{Answered: true}
 	d := Decide(c, ev, Policy{})

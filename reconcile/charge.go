@@ -1,11 +1,11 @@
 package reconcile
 
-import "time"
+import (
+	"time"
 
-// KeyWindow is the 24 h rule: no write under a charge's processor idempotency key after its
-// first send plus KeyWindow, on the database clock. The processor keeps a key 24 h; the hour
-// of margin covers clock skew and long runs. After it, reads only, then review.
-const KeyWindow = 23 * time.Hour
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/processor"
+)
 
 // Outcome is how a pending charge ends.
 type Outcome string
@@ -128,9 +128,9 @@ func (c Charge) lastSent() time.Time {
 }
 
 // KeyClosesAt is when the 24 h rule closes the charge's processor key: the earliest possible
-// first send (the earlier of CreatedAt and FirstSentAt) plus KeyWindow. From then on, no
-// write under the key.
-func (c Charge) KeyClosesAt() time.Time { return c.earliestSend().Add(KeyWindow) }
+// first send (the earlier of CreatedAt and FirstSentAt) plus processor.KeyWindow. From then
+// on, no write under the key: reads only, then review.
+func (c Charge) KeyClosesAt() time.Time { return processor.KeyClosesAt(c.earliestSend()) }
 
 // nextCheckNumber is the number of the check that follows the charge's recorded ones.
 func (c Charge) nextCheckNumber() int {
@@ -138,4 +138,12 @@ func (c Charge) nextCheckNumber() int {
 		return 1
 	}
 	return max(c.Checks[len(c.Checks)-1].N, len(c.Checks)) + 1
+}
+
+// Target is a charge to check, as the store reads it: what reconciliation knows of it, with
+// its merchant and its status.
+type Target struct {
+	Charge     Charge
+	MerchantID string
+	Status     charge.Status
 }

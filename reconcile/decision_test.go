@@ -49,7 +49,7 @@ var declineEvidence = &processor.Decline{Code: "card_declined", DeclineCode: "in
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	closed := KeyWindow + time.Hour // the first daily check, an hour after the key closed
+	closed := processor.KeyWindow + time.Hour // the first daily check, an hour after the key closed
 	withRef := func(c *Charge) { c.ProcessorRef = "pi_1" }
 	declined := intentFor("pi_1", "requires_payment_method")
 	declined.Decline = declineEvidence
@@ -267,12 +267,12 @@ func TestDecide(t *testing.T) {
 			return ev
 		}, Decision{Kind: KindResolve, Outcome: OutcomeFailed, Path: PathAbsence, AbsentSince: t0.Add(closed)}},
 		{"absence exactly an hour apart", func(c *Charge) {
-			c.Checks = []Check{emptyCheck(*c, 1, KeyWindow)}
+			c.Checks = []Check{emptyCheck(*c, 1, processor.KeyWindow)}
 		}, func(c Charge) Evidence {
-			ev := evidenceAt(KeyWindow + AbsenceGap)
+			ev := evidenceAt(processor.KeyWindow + AbsenceGap)
 			ev.List = listed(c)
 			return ev
-		}, Decision{Kind: KindResolve, Outcome: OutcomeFailed, Path: PathAbsence, AbsentSince: t0.Add(KeyWindow)}},
+		}, Decision{Kind: KindResolve, Outcome: OutcomeFailed, Path: PathAbsence, AbsentSince: t0.Add(processor.KeyWindow)}},
 		{"second empty list too soon", func(c *Charge) {
 			c.Checks = []Check{emptyCheck(*c, 1, closed)}
 		}, func(c Charge) Evidence {
@@ -281,7 +281,7 @@ func TestDecide(t *testing.T) {
 			return ev
 		}, Decision{Kind: KindReview, Reason: ReasonKeyClosedNoEvidence, NextCheckAt: t0.Add(48 * time.Hour)}},
 		{"earlier empty list before the key closed", func(c *Charge) {
-			c.Checks = []Check{emptyCheck(*c, 1, KeyWindow-time.Minute)}
+			c.Checks = []Check{emptyCheck(*c, 1, processor.KeyWindow-time.Minute)}
 		}, func(c Charge) Evidence {
 			ev := evidenceAt(closed)
 			ev.List = listed(c)
@@ -400,8 +400,8 @@ func TestDecideReplayVerdict(t *testing.T) {
 		want ReplayVerdict
 	}{
 		// The key closes 23 h after the creation, a second before the first send.
-		{30 * time.Second, ReplayVerdict{Allowed: true, Reason: ReplayInsideKeyWindow, Until: c.CreatedAt.Add(KeyWindow)}},
-		{KeyWindow, ReplayVerdict{Reason: ReplayKeyClosed, Until: c.CreatedAt.Add(KeyWindow)}},
+		{30 * time.Second, ReplayVerdict{Allowed: true, Reason: ReplayInsideKeyWindow, Until: c.CreatedAt.Add(processor.KeyWindow)}},
+		{processor.KeyWindow, ReplayVerdict{Reason: ReplayKeyClosed, Until: c.CreatedAt.Add(processor.KeyWindow)}},
 	} {
 		d := Decide(c, evidenceAt(tc.at), Policy{})
 		if d.Replay != tc.want {
@@ -415,7 +415,7 @@ func TestDecideReplayVerdict(t *testing.T) {
 func TestEvidenceJSON(t *testing.T) {
 	t.Parallel()
 	c := pendingCharge()
-	c.Checks = []Check{emptyCheck(c, 1, KeyWindow+time.Hour)}
+	c.Checks = []Check{emptyCheck(c, 1, processor.KeyWindow+time.Hour)}
 	ev := evidenceAt(48 * time.Hour)
 	ev.List = listed(c)
 	first := Decide(c, ev, Policy{})

@@ -22,7 +22,7 @@ const (
 )
 
 // Policy holds the tunable numbers of the decision. The zero Policy is the default one.
-// The 24 h rule (KeyWindow) and the absence gap (AbsenceGap) are not tunable.
+// The 24 h rule (processor.KeyWindow) and the absence gap (AbsenceGap) are not tunable.
 type Policy struct {
 	// Schedule is when a pending charge is checked (DefaultSchedule when nil).
 	Schedule Schedule

@@ -8,6 +8,9 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/time/rate"
+
+	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/processor"
 )
 
 // Defaults of a Config's zero fields.
@@ -55,6 +58,9 @@ type Config struct {
 	MaxListPages int
 	// CallTimeout bounds each processor call (DefaultCallTimeout when zero).
 	CallTimeout time.Duration
+	// Caps are the card networks' reattempt caps a decline found is judged under (zero
+	// fields: the defaults).
+	Caps decline.Caps
 	// Log receives one line per decision.
 	Log *zap.Logger
 }
@@ -74,6 +80,7 @@ type Reconciler struct {
 	listPageSize int
 	maxListPages int
 	readTimeout  time.Duration
+	caps         decline.Caps
 	log          *zap.Logger
 }
 
@@ -104,6 +111,7 @@ func New(cfg Config) (*Reconciler, error) {
 		listPageSize: cfg.ListPageSize,
 		maxListPages: cfg.MaxListPages,
 		readTimeout:  cfg.CallTimeout,
+		caps:         cfg.Caps,
 		log:          cfg.Log,
 	}
 	if r.now == nil {
@@ -147,7 +155,7 @@ func (r *Reconciler) Account() string { return r.account }
 //
 // It returns an error, and records nothing, when ctx ends, a limiter refuses to wait within
 // ctx's deadline, or the account cannot be confirmed or changed during the check
-// (ErrAccountUnconfirmed); failed reads are evidence, not errors. A Store error is returned
+// (processor.ErrAccountUnconfirmed); failed reads are evidence, not errors. A Store error is returned
 // wrapped with the check: errors.Is(err, ErrStale) means another reconciler recorded this
 // check first.
 func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
@@ -173,7 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
 		}
 		if after != account {
 			return Check{}, fmt.Errorf("reconcile: charge %s: %w: it changed from %s to %s during the check",
-				c.ID, ErrAccountUnconfirmed, account, after)
+				c.ID, processor.ErrAccountUnconfirmed, account, after)
 		}
 	}
 	chk.Evidence = ev
@@ -209,20 +217,12 @@ func (r *Reconciler) replay(ctx context.Context, c Charge, ev Evidence) *ReplayA
 	return ReplayAnswerOf(r.replayer.Replay(rctx, c.ID))
 }
 
-// record hands the decision to the store.
+// record hands the check to the store, which records it as PlanCheck decides on the
+// charge's standing.
 func (r *Reconciler) record(ctx context.Context, c Charge, chk Check) error {
 	d := chk.Decision
-	switch d.Kind {
-	case KindResolve:
-		return r.store.Resolve(ctx, ResolveParams{ChargeID: c.ID, Outcome: d.Outcome, Path: d.Path,
-			PaymentIntent: d.PaymentIntent, Decline: d.Decline, Check: chk})
-	case KindReview:
-		return r.store.ToReview(ctx, ReviewParams{ChargeID: c.ID, Reason: d.Reason,
-			PaymentIntent: d.PaymentIntent, NextCheckAt: d.NextCheckAt, Check: chk})
-	default:
-		return r.store.Reschedule(ctx, RescheduleParams{ChargeID: c.ID, PaymentIntent: d.PaymentIntent,
-			NextCheckAt: d.NextCheckAt, Check: chk})
-	}
+	q := StandingQuery{ChargeID: c.ID, CardHistory: d.Kind == KindResolve && d.Outcome == OutcomeDeclined}
+	return r.store.RecordCheck(ctx, q, func(s Standing) (CheckPlan, error) { return PlanCheck(chk, s, r.caps) })
 }
 
 // wait takes one token of l, within ctx.

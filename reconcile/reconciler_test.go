@@ -13,10 +13,11 @@ import (
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/time/rate"
 
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
 )
 
 const simAccount = "acct_simReconcile1"
@@ -44,19 +45,19 @@ func (c *clock) Set(t time.Time) {
 }
 
 // memStore is a Store in memory that keeps the contract: one check per number, state
-// changes with the check.
+// changes with the check. Every charge stands pending, with no resolution and no review.
 type memStore struct {
 	mu       sync.Mutex
 	checks   map[string][]reconcile.Check
-	resolved map[string]reconcile.ResolveParams
-	review   map[string]reconcile.ReviewParams
+	resolved map[string]reconcile.CheckPlan
+	review   map[string]reconcile.CheckPlan
 	next     map[string]time.Time
 	resolves atomic.Int64
 }
 
 func newMemStore() *memStore {
-	return &memStore{checks: map[string][]reconcile.Check{}, resolved: map[string]reconcile.ResolveParams{},
-		review: map[string]reconcile.ReviewParams{}, next: map[string]time.Time{}}
+	return &memStore{checks: map[string][]reconcile.Check{}, resolved: map[string]reconcile.CheckPlan{},
+		review: map[string]reconcile.CheckPlan{}, next: map[string]time.Time{}}
 }
 
 func (s *memStore) append(id string, chk reconcile.Check) error {
@@ -69,37 +70,29 @@ func (s *memStore) append(id string, chk reconcile.Check) error {
 	return nil
 }
 
-func (s *memStore) Resolve(_ context.Context, p reconcile.ResolveParams) error {
+func (s *memStore) RecordCheck(_ context.Context, q reconcile.StandingQuery, plan func(reconcile.Standing) (reconcile.CheckPlan, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.append(p.ChargeID, p.Check); err != nil {
+	id := q.ChargeID
+	p, err := plan(reconcile.Standing{Charge: &charge.Charge{ID: id, Status: charge.StatusPending}})
+	if err != nil {
 		return err
 	}
-	s.resolved[p.ChargeID] = p
-	delete(s.review, p.ChargeID)
-	delete(s.next, p.ChargeID)
-	s.resolves.Add(1)
-	return nil
-}
-
-func (s *memStore) Reschedule(_ context.Context, p reconcile.RescheduleParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.append(p.ChargeID, p.Check); err != nil {
+	if err := s.append(id, p.Check); err != nil {
 		return err
 	}
-	s.next[p.ChargeID] = p.NextCheckAt
-	return nil
-}
-
-func (s *memStore) ToReview(_ context.Context, p reconcile.ReviewParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.append(p.ChargeID, p.Check); err != nil {
-		return err
+	switch {
+	case p.Resolve != nil && !p.Resolve.Reopen:
+		s.resolved[id] = p
+		delete(s.review, id)
+		delete(s.next, id)
+		s.resolves.Add(1)
+	case p.Review:
+		s.review[id] = p
+		s.next[id] = p.NextCheckAt
+	default:
+		s.next[id] = p.NextCheckAt
 	}
-	s.review[p.ChargeID] = p
-	s.next[p.ChargeID] = p.NextCheckAt
 	return nil
 }
 
@@ -335,9 +328,9 @@ func TestReconcileBlackholeToAbsence(t *testing.T) {
 			t.Fatalf("+%s: list: got %+v, want a complete scan", step.at, chk.Evidence.List)
 		}
 	}
-	p := b.store.resolved["ch_bh"]
-	if p.Outcome != reconcile.OutcomeFailed || p.Path != reconcile.PathAbsence || !p.Check.Decision.AbsentSince.Equal(c.FirstSentAt.Add(day)) {
-		t.Fatalf("resolution: got %s by %s since %v, want failed by absence since +24h", p.Outcome, p.Path, p.Check.Decision.AbsentSince)
+	p := b.store.resolved["ch_bh"].Check.Decision
+	if p.Outcome != reconcile.OutcomeFailed || p.Path != reconcile.PathAbsence || !p.AbsentSince.Equal(c.FirstSentAt.Add(day)) {
+		t.Fatalf("resolution: got %s by %s since %v, want failed by absence since +24h", p.Outcome, p.Path, p.AbsentSince)
 	}
 	for _, e := range b.sim.Ledger() {
 		if e.IdempotencyKey == "pg_ch_bh" && (e.Requests != 1 || e.Effects != 0) {
@@ -365,7 +358,7 @@ func TestReconcileReplay(t *testing.T) {
 		t.Parallel()
 		b := setup(t, options{replayer: true})
 		c := b.send(t, "ch_rc", "pm_card_visa", sim.Step{Blackhole: true}, shortTimeout)
-		d := b.reconcileAt(t, c, reconcile.KeyWindow).Decision
+		d := b.reconcileAt(t, c, processor.KeyWindow).Decision
 		if d.Kind != reconcile.KindReview || d.Reason != reconcile.ReasonKeyClosedNoEvidence || d.Replay.Allowed {
 			t.Fatalf("got %s %s replay %+v, want review key closed, replay forbidden", d.Kind, d.Reason, d.Replay)
 		}

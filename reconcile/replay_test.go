@@ -3,6 +3,8 @@ package reconcile
 import (
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/processor"
 )
 
 func TestCanReplay(t *testing.T) {
@@ -16,9 +18,9 @@ func TestCanReplay(t *testing.T) {
 	}{
 		{"inside the key window", nil, testAccount, 30 * time.Second, ReplayInsideKeyWindow},
 		// pendingCharge was created a second before its first send: the creation anchors the key.
-		{"a second before the key closes", nil, testAccount, KeyWindow - 2*time.Second, ReplayInsideKeyWindow},
-		{"when the key closes, counted from the creation", nil, testAccount, KeyWindow - time.Second, ReplayKeyClosed},
-		{"when the key closes", nil, testAccount, KeyWindow, ReplayKeyClosed},
+		{"a second before the key closes", nil, testAccount, processor.KeyWindow - 2*time.Second, ReplayInsideKeyWindow},
+		{"when the key closes, counted from the creation", nil, testAccount, processor.KeyWindow - time.Second, ReplayKeyClosed},
+		{"when the key closes", nil, testAccount, processor.KeyWindow, ReplayKeyClosed},
 		{"after the key closed", nil, testAccount, 30 * time.Hour, ReplayKeyClosed},
 		{"never written", func(c *Charge) { c.Written = false }, testAccount, time.Minute, ReplayNeverWritten},
 		{"first send unknown", func(c *Charge) { c.FirstSentAt = time.Time{} }, testAccount, time.Minute, ReplayFirstSendUnknown},
@@ -26,7 +28,7 @@ func TestCanReplay(t *testing.T) {
 		{"no account recorded", func(c *Charge) { c.Account = "" }, "", time.Minute, ReplayOtherAccount},
 		{"resolved by an operator", func(c *Charge) { c.Manual = OutcomeFailed }, testAccount, time.Minute, ReplayManuallyResolved},
 		{"the window runs from the first send, not the last", func(c *Charge) { c.LastSentAt = t0.Add(2 * time.Hour) },
-			testAccount, KeyWindow + time.Minute, ReplayKeyClosed},
+			testAccount, processor.KeyWindow + time.Minute, ReplayKeyClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

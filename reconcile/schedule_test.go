@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/processor"
 )
 
 func TestScheduleNext(t *testing.T) {
@@ -19,7 +21,7 @@ func TestScheduleNext(t *testing.T) {
 		{"at the first slot", 30 * time.Second, 5 * time.Minute, true},
 		{"between slots", 10 * time.Minute, time.Hour, true},
 		{"at one hour", time.Hour, 24 * time.Hour, true},
-		{"after the key closed", KeyWindow, 24 * time.Hour, true},
+		{"after the key closed", processor.KeyWindow, 24 * time.Hour, true},
 		{"day three", 50 * time.Hour, 72 * time.Hour, true},
 		{"last slot ahead", 7*24*time.Hour - time.Nanosecond, 7 * 24 * time.Hour, true},
 		{"at the last slot", 7 * 24 * time.Hour, 0, false},

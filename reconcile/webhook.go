@@ -88,7 +88,7 @@ func (r *Reconciler) ReconcileEvent(ctx context.Context, c Charge, e Event) (Che
 		}
 		if after != account {
 			return Check{}, fmt.Errorf("reconcile: charge %s: %w: it changed from %s to %s during the check",
-				c.ID, ErrAccountUnconfirmed, account, after)
+				c.ID, processor.ErrAccountUnconfirmed, account, after)
 		}
 	}
 	chk.Evidence = ev

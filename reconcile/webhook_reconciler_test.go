@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/processor"
 	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/sim"
 )
 
 // TestReconcileEvent: a check triggered by an event reads the PaymentIntent the event names,

@@ -212,11 +212,11 @@ curl -s -X POST "http://127.0.0.1:$simport/_sim/faults" -d '{"latency_ms": 0}' >
 
 echo
 echo "== retry amplification: paygate's policy beside stripe-go's default and three nested layers of 3 (same populations)"
-go test ./policysim/ -run '^$' -bench Compare -benchtime 1x -count=1 | grep -vE '^(goos|goarch|pkg|cpu|PASS)'
+go test ./internal/policysim/ -run '^$' -bench Compare -benchtime 1x -count=1 | grep -vE '^(goos|goarch|pkg|cpu|PASS)'
 
 echo
 echo "== reconciliation: 10 000 pending charges through the retrieve path against the configured read rate"
-go test ./janitor/ -run '^$' -bench ReconcileRetrieve -benchtime 1x -count=1 | grep -E '^(reconciled|Benchmark)'
+go test ./reconcile/ -run '^$' -bench ReconcileRetrieve -benchtime 1x -count=1 | grep -E '^(reconciled|Benchmark)'
 
 echo
 echo "== replicas: one retry budget and breaker for the fleet, and a failover to a synchronous standby"

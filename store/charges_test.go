@@ -43,7 +43,7 @@ func begin(t *testing.T, db *store.DB, merchant, key string, fp idempotency.Fing
 func TestBeginChargeVerdicts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dbtest.Store(t)
+	db := store.New(dbtest.Tx(t))
 	newMerchant(t, db, "m1")
 	fp := idempotency.Fingerprint{1}
 
@@ -100,7 +100,7 @@ func TestBeginChargeVerdicts(t *testing.T) {
 func TestBeginChargeResumesAfterExpiredLock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dbtest.Store(t)
+	db := store.New(dbtest.Tx(t))
 	newMerchant(t, db, "m1")
 	fp := idempotency.Fingerprint{3}
 	b, err := charge.Begin(ctx, db, charge.BeginParams{MerchantID: "m1", Key: "k", Fingerprint: fp,
@@ -117,7 +117,7 @@ func TestBeginChargeResumesAfterExpiredLock(t *testing.T) {
 func TestDuplicateReference(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dbtest.Store(t)
+	db := store.New(dbtest.Tx(t))
 	newMerchant(t, db, "m1")
 	first := begin(t, db, "m1", "k1", idempotency.Fingerprint{1}, newCharge("m1", "order-7"))
 	dup := begin(t, db, "m1", "k2", idempotency.Fingerprint{2}, newCharge("m1", "order-7"))
@@ -139,7 +139,7 @@ func TestDuplicateReference(t *testing.T) {
 func TestChargesPagination(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dbtest.Store(t)
+	db := store.New(dbtest.Tx(t))
 	newMerchant(t, db, "m1")
 	var ids []string
 	for i := range 5 {

@@ -32,6 +32,7 @@ type UnavailableError struct {
 	err error
 }
 
+// Error says the database is unavailable, and why.
 func (e *UnavailableError) Error() string { return "store: database unavailable: " + e.err.Error() }
 
 // Is makes errors.Is(err, ErrUnavailable) hold.
@@ -105,6 +106,7 @@ type ConflictError struct {
 	err        error
 }
 
+// Error names the constraint.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("store: conflict on %s: %v", e.Constraint, e.err)
 }

@@ -7,12 +7,13 @@ import (
 
 	"github.com/paygate/paygate/apikey"
 	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/store"
 )
 
 func TestKeysLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dbtest.Store(t)
+	db := store.New(dbtest.Tx(t))
 
 	k1, _ := apikey.Generate()
 	k2, _ := apikey.Generate()

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
-	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
 )
 
@@ -33,15 +32,15 @@ func (db *DB) DueReconciliations(ctx context.Context, limit int) ([]reconcile.Du
 }
 
 // ReconcileTarget returns what reconciliation needs of a charge: its identity at the
-// processor, when its key was used, the operator's resolution and the earlier checks.
-func (db *DB) ReconcileTarget(ctx context.Context, chargeID string) (reconcile.Charge, string, charge.Status, error) {
+// processor, when its key was used, the operator's resolution and the earlier checks, with
+// its merchant and status.
+func (db *DB) ReconcileTarget(ctx context.Context, chargeID string) (reconcile.Target, error) {
 	var (
-		rc       reconcile.Charge
-		merchant string
-		status   charge.Status
-		first    *time.Time
-		last     *time.Time
-		manual   *string
+		t      reconcile.Target
+		rc     = &t.Charge
+		first  *time.Time
+		last   *time.Time
+		manual *string
 	)
 	err := db.pool.QueryRow(ctx, `
 		SELECT c.id, COALESCE(NULLIF(c.chain, c.id), ''), c.amount, c.currency, COALESCE(c.customer, ''), c.payment_method,
@@ -52,9 +51,9 @@ func (db *DB) ReconcileTarget(ctx context.Context, chargeID string) (reconcile.C
 		  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
 		 WHERE c.id = $1`, chargeID,
 	).Scan(&rc.ID, &rc.RootChargeID, &rc.Amount, &rc.Currency, &rc.Customer, &rc.PaymentMethod, &rc.Account,
-		&rc.ProcessorRef, &rc.CreatedAt, &first, &last, &rc.Written, &manual, &merchant, &status)
+		&rc.ProcessorRef, &rc.CreatedAt, &first, &last, &rc.Written, &manual, &t.MerchantID, &t.Status)
 	if err != nil {
-		return rc, "", "", fmt.Errorf("store: reconcile target: %w", interpretError(err))
+		return t, fmt.Errorf("store: reconcile target: %w", interpretError(err))
 	}
 	if first != nil {
 		rc.FirstSentAt = *first
@@ -67,309 +66,164 @@ func (db *DB) ReconcileTarget(ctx context.Context, chargeID string) (reconcile.C
 	}
 	rows, err := db.pool.Query(ctx, `SELECT body FROM reconciliation_checks WHERE charge_id = $1 ORDER BY n`, chargeID)
 	if err != nil {
-		return rc, "", "", fmt.Errorf("store: reconciliation checks: %w", err)
+		return t, fmt.Errorf("store: reconciliation checks: %w", err)
 	}
 	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
 	if err != nil {
-		return rc, "", "", fmt.Errorf("store: reconciliation checks: %w", err)
+		return t, fmt.Errorf("store: reconciliation checks: %w", err)
 	}
 	for _, b := range bodies {
 		var chk reconcile.Check
 		if err := json.Unmarshal(b, &chk); err != nil {
-			return rc, "", "", fmt.Errorf("store: reconciliation check of %s: %w", chargeID, err)
+			return t, fmt.Errorf("store: reconciliation check of %s: %w", chargeID, err)
 		}
 		rc.Checks = append(rc.Checks, chk)
 	}
-	return rc, merchant, status, nil
+	return t, nil
 }
 
-// CheckRecord is one reconciliation check to store, with what it changes.
-type CheckRecord struct {
-	ChargeID string
-	Check    reconcile.Check
-	// PaymentIntent is saved as the charge's processor_ref when it has none and the check's
-	// decision shows it is the charge's own (see ownPaymentIntent).
-	PaymentIntent string
-	// NextCheckAt schedules the next check; zero for none.
-	NextCheckAt time.Time
-	// Review puts (or keeps) the charge in the review queue with ReviewReason; Rank 1 puts
-	// it at the top (processor evidence contradicting a manual resolution).
-	Review       bool
-	ReviewReason string
-	Rank         int
-	// Resolve, when set, ends the charge: its new status and the fields that go with it.
-	Resolve *Resolution
-	// Actor goes to the audit trail.
-	Actor string
-}
+// lockChargeSQL takes a charge's row lock: the statements after it read what committed
+// before it.
+const lockChargeSQL = `SELECT id FROM charges WHERE id = $1 FOR UPDATE`
 
-// Resolution is the outcome a check proved.
-type Resolution struct {
-	Status  charge.Status
-	Decline json.RawMessage
-	Failure *charge.Failure
-	Card    *charge.CardOutcome // the outcome for the card's history; nil drops its pending row
-	// Reopen puts a manually resolved charge back to pending (evidence contradicts it).
-	Reopen bool
-}
+// holdersSQL reads the other live charges that hold charge c's reference, and a place in its
+// reattempt chain (another reattempt, or the chain's original; one not itself marked as a
+// duplicate when there is one).
+const holdersSQL = `
+	COALESCE((SELECT o.id FROM charges o
+	  WHERE o.merchant_id = c.merchant_id AND o.reference = c.reference AND o.id <> c.id
+	    AND o.reference_duplicate_of IS NULL AND o.status IN ('processing', 'pending', 'succeeded')
+	  LIMIT 1), ''),
+	COALESCE((SELECT o.id FROM charges o
+	  WHERE o.merchant_id = c.merchant_id AND o.id <> c.id
+	    AND (o.id = COALESCE(c.chain, c.id) OR (o.chain = COALESCE(c.chain, c.id) AND o.reattempt_of IS NOT NULL))
+	    AND o.status IN ('processing', 'pending', 'succeeded')
+	  ORDER BY o.reattempt_duplicate_of IS NOT NULL, o.created_at, o.id
+	  LIMIT 1), '')`
 
-// RecordCheck stores one reconciliation check and what it decided, in one transaction. It
-// returns reconcile.ErrStale when the charge already has a check with that number: another
-// reconciler recorded it first.
-//
-// Under the charge's lock it compares the charge's resolution with the one the check was
-// decided against (r.Check.Manual): when an operator (or the charge's own run) resolved it
-// after the check read it, the check is recorded as reconcile.AgainstManual decides for that
-// resolution, never over it. Reopening a charge ends its manual resolution, and a charge in
-// review at a higher rank (reopened) keeps its place until a check or an operator resolves it.
-func (db *DB) RecordCheck(ctx context.Context, rec CheckRecord) error {
+// standingSQL reads a charge's reconcile.Standing.
+const standingSQL = `
+	SELECT ` + chargeColumns + `, COALESCE(r.manual_outcome, ''), COALESCE(r.in_review, false),
+		COALESCE(r.review_reason, ''), COALESCE(r.review_rank, 0), r.review_since, ` + holdersSQL + `
+	  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
+	 WHERE c.id = $1`
+
+// insertCheckSQL appends a check to its charge's reconciliation trail.
+const insertCheckSQL = `
+	INSERT INTO reconciliation_checks (charge_id, n, at, kind, path, reason, body)
+	VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7)`
+
+// reconciliationSQL writes a charge's reconciliation state after a check: its next check, its
+// place in the review queue, the check's time (and whether it was inconclusive), and the end
+// of an operator's resolution.
+const reconciliationSQL = `
+	INSERT INTO reconciliations (charge_id, next_check_at, in_review, review_reason, review_rank, review_since,
+		checks, last_check_at, last_inconclusive_at)
+	VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, 1, $7, CASE WHEN $8 THEN $7::timestamptz END)
+	ON CONFLICT (charge_id) DO UPDATE SET
+		next_check_at = EXCLUDED.next_check_at,
+		in_review = EXCLUDED.in_review,
+		review_reason = EXCLUDED.review_reason,
+		review_rank = EXCLUDED.review_rank,
+		review_since = EXCLUDED.review_since,
+		checks = reconciliations.checks + 1,
+		last_check_at = EXCLUDED.last_check_at,
+		last_inconclusive_at = COALESCE(EXCLUDED.last_inconclusive_at, reconciliations.last_inconclusive_at),
+		manual_outcome = CASE WHEN $9 THEN NULL ELSE reconciliations.manual_outcome END,
+		manual_at = CASE WHEN $9 THEN NULL ELSE reconciliations.manual_at END`
+
+// resolveSQL sets a charge's status as a check proved it. Only a declined charge carries a
+// decline block: one that evidence brought back to pending, or proved succeeded or failed,
+// loses the block of its earlier decline. A charge brought back to life names the live
+// charges it duplicates, which the uniqueness of live references and of live reattempts then
+// leaves aside (migrations 0011, 0013).
+const resolveSQL = `
+	UPDATE charges SET status = $2, decline = CASE WHEN $2 = 'declined' THEN COALESCE($3, decline) END,
+		failure_code = $4, failure_retryable = $5,
+		updated_at = clock_timestamp(),
+		finalized_at = CASE WHEN $2 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
+		reference_duplicate_of = COALESCE(NULLIF($6, ''), reference_duplicate_of),
+		reattempt_duplicate_of = COALESCE(NULLIF($7, ''), reattempt_duplicate_of)
+	 WHERE id = $1`
+
+// RecordCheck implements reconcile.Store: one transaction that locks the charge, reads its
+// standing, and applies the plan decided on it with static statements. A check number the
+// charge already has is reconcile.ErrStale.
+func (db *DB) RecordCheck(ctx context.Context, q reconcile.StandingQuery, plan func(reconcile.Standing) (reconcile.CheckPlan, error)) error {
 	return db.InTx(ctx, func(tx pgx.Tx) error {
-		r := rec // each run of the transaction decides from the record as given
-		var (
-			status, manual, reason string
-			inReview, duplicate    bool
-			rank                   int
-		)
-		if err := tx.QueryRow(ctx, `
-			SELECT c.status, COALESCE(r.manual_outcome, ''), COALESCE(r.in_review, false), COALESCE(r.review_rank, 0),
-				COALESCE(r.review_reason, ''),
-				c.reference_duplicate_of IS NOT NULL OR c.reattempt_duplicate_of IS NOT NULL
-			  FROM charges c LEFT JOIN reconciliations r ON r.charge_id = c.id
-			 WHERE c.id = $1
-			 FOR UPDATE OF c`, r.ChargeID).Scan(&status, &manual, &inReview, &rank, &reason, &duplicate); err != nil {
-			return fmt.Errorf("store: lock charge: %w", interpretError(err))
-		}
-		if settled := settledOutcome(charge.Status(status), manual); settled != "" && settled != r.Check.Manual {
-			r = r.against(settled)
-		}
-		if duplicate && r.Resolve != nil && r.Resolve.Status == charge.StatusSucceeded {
-			// A second payment for one order, now proven: it stays first in line until a
-			// person refunds one and resolves it.
-			r.Review, r.ReviewReason, r.Rank = true, ReasonDuplicatePayment, 1
-		}
-		if r.Resolve == nil && inReview && rank > r.Rank {
-			// A reopened charge stays first in line until something resolves it.
-			r.Review, r.ReviewReason, r.Rank = true, reason, rank
-		}
-		body, err := json.Marshal(r.Check)
+		s, err := standing(ctx, tx, q)
 		if err != nil {
-			return fmt.Errorf("store: check body: %w", err)
+			return err
 		}
-		var next *time.Time
-		if !r.NextCheckAt.IsZero() {
-			next = &r.NextCheckAt
-		}
-		_, err = tx.Exec(ctx, `
-			INSERT INTO reconciliation_checks (charge_id, n, at, kind, path, reason, body)
-			VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7)`,
-			r.ChargeID, r.Check.N, r.Check.At, string(r.Check.Decision.Kind), string(r.Check.Decision.Path),
-			string(r.Check.Decision.Reason), body)
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-			return reconcile.ErrStale
-		}
+		p, err := plan(s)
 		if err != nil {
-			return fmt.Errorf("store: record check: %w", err)
+			return err
 		}
-		// A PaymentIntent becomes the charge's processor_ref only when it is the charge's: one
-		// that does not match it (even when it reopens an operator's resolution), or one of
-		// several, is evidence for a person, not a reference to show the merchant or to read
-		// by from now on.
-		if r.PaymentIntent != "" && ownPaymentIntent(r.Check.Decision) {
-			if _, err := tx.Exec(ctx, `UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`,
-				r.ChargeID, r.PaymentIntent); err != nil {
-				return fmt.Errorf("store: save processor_ref: %w", err)
-			}
+		return applyCheck(ctx, tx, q.ChargeID, p)
+	})
+}
+
+// standing locks a charge and reads its reconcile.Standing.
+func standing(ctx context.Context, tx pgx.Tx, q reconcile.StandingQuery) (reconcile.Standing, error) {
+	var s reconcile.Standing
+	if _, err := tx.Exec(ctx, lockChargeSQL, q.ChargeID); err != nil {
+		return s, fmt.Errorf("store: lock charge: %w", interpretError(err))
+	}
+	var manual string
+	c, err := scanCharge(rowWithTail{tx.QueryRow(ctx, standingSQL, q.ChargeID), []any{&manual, &s.InReview,
+		&s.ReviewReason, &s.ReviewRank, &s.ReviewSince, &s.Holders.Reference, &s.Holders.Reattempt}})
+	if err != nil {
+		return s, fmt.Errorf("store: charge standing: %w", err)
+	}
+	s.Charge, s.Manual = c, reconcile.Outcome(manual)
+	if q.CardHistory {
+		if s.History, s.HistoryAt, err = othersHistory(ctx, tx, c); err != nil {
+			return s, err
 		}
-		// A check that settled nothing lets an operator resolve the charge only if it looked
-		// at the processor: one whose every read failed proves nothing.
-		inconclusive := r.Resolve == nil && r.Check.Looked()
-		reopen := r.Resolve != nil && r.Resolve.Reopen
-		_, err = tx.Exec(ctx, `
-			INSERT INTO reconciliations (charge_id, next_check_at, in_review, review_reason, review_rank, review_since,
-				checks, last_check_at, last_inconclusive_at)
-			VALUES ($1, $2, $3, NULLIF($4, ''), $5, CASE WHEN $3 THEN $6::timestamptz END, 1, $6,
-				CASE WHEN $7 THEN $6::timestamptz END)
-			ON CONFLICT (charge_id) DO UPDATE SET
-				next_check_at = EXCLUDED.next_check_at,
-				in_review = EXCLUDED.in_review,
-				review_reason = CASE WHEN EXCLUDED.in_review THEN EXCLUDED.review_reason END,
-				review_rank = CASE WHEN EXCLUDED.in_review THEN GREATEST(EXCLUDED.review_rank,
-					CASE WHEN reconciliations.in_review THEN reconciliations.review_rank ELSE 0 END) ELSE 0 END,
-				review_since = CASE WHEN NOT EXCLUDED.in_review THEN NULL
-					WHEN reconciliations.in_review THEN reconciliations.review_since ELSE EXCLUDED.review_since END,
-				checks = reconciliations.checks + 1,
-				last_check_at = EXCLUDED.last_check_at,
-				last_inconclusive_at = COALESCE(EXCLUDED.last_inconclusive_at, reconciliations.last_inconclusive_at),
-				manual_outcome = CASE WHEN $8 THEN NULL ELSE reconciliations.manual_outcome END,
-				manual_at = CASE WHEN $8 THEN NULL ELSE reconciliations.manual_at END`,
-			r.ChargeID, next, r.Review, r.ReviewReason, r.Rank, r.Check.At, inconclusive, reopen)
-		if err != nil {
-			return fmt.Errorf("store: reconciliation state: %w", err)
+	}
+	return s, nil
+}
+
+// applyCheck writes a check's plan.
+func applyCheck(ctx context.Context, tx pgx.Tx, chargeID string, p reconcile.CheckPlan) error {
+	d := p.Check.Decision
+	_, err := tx.Exec(ctx, insertCheckSQL, chargeID, p.Check.N, p.Check.At, string(d.Kind), string(d.Path), string(d.Reason), []byte(p.Body))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return reconcile.ErrStale
+	}
+	if err != nil {
+		return fmt.Errorf("store: record check: %w", err)
+	}
+	if p.ProcessorRef != "" {
+		if _, err := tx.Exec(ctx, `UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`,
+			chargeID, p.ProcessorRef); err != nil {
+			return fmt.Errorf("store: save processor_ref: %w", err)
 		}
-		if r.Review && status != string(charge.StatusPending) && !reopen {
-			// A charge an operator resolved stays resolved until evidence contradicts it.
-			return event(ctx, tx, r.ChargeID, actorOr(r.Actor), "review", r.ReviewReason, status, status, "", body)
-		}
-		if r.Resolve == nil {
-			if r.Review {
-				return event(ctx, tx, r.ChargeID, actorOr(r.Actor), "review", r.ReviewReason, status, status, "", body)
-			}
-			return nil
-		}
-		res := r.Resolve
+	}
+	var next *time.Time
+	if !p.NextCheckAt.IsZero() {
+		next = &p.NextCheckAt
+	}
+	if _, err := tx.Exec(ctx, reconciliationSQL, chargeID, next, p.Review, p.ReviewReason, p.ReviewRank, p.ReviewSince,
+		p.Check.At, p.Inconclusive, p.EndManual); err != nil {
+		return fmt.Errorf("store: reconciliation state: %w", err)
+	}
+	if res := p.Resolve; res != nil {
 		var failCode *string
 		var failRetry *bool
 		if res.Failure != nil {
 			failCode, failRetry = &res.Failure.Code, &res.Failure.Retryable
 		}
-		// A charge brought back to life (reopened, or found succeeded) while another live
-		// charge took its reference, or another charge of its reattempt chain is live, is a
-		// duplicate that happened: it names the other charge, which the uniqueness of live
-		// references and of live reattempts then leaves aside (migrations 0011, 0013).
-		dup, err := revivedDuplicates(ctx, tx, r.ChargeID, charge.Status(status), res.Status)
-		if err != nil {
-			return err
-		}
-		// Only a declined charge carries a decline block: one that evidence brought back to
-		// pending, or proved succeeded or failed, loses the block of its earlier decline.
-		_, err = tx.Exec(ctx, `
-			UPDATE charges SET status = $2, decline = CASE WHEN $2 = 'declined' THEN COALESCE($3, decline) END,
-				failure_code = $4, failure_retryable = $5,
-				updated_at = clock_timestamp(),
-				finalized_at = CASE WHEN $2 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
-				reference_duplicate_of = COALESCE($6, reference_duplicate_of),
-				reattempt_duplicate_of = COALESCE($7, reattempt_duplicate_of)
-			 WHERE id = $1`,
-			r.ChargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry, dup.reference, dup.reattempt)
-		if err != nil {
+		if _, err := tx.Exec(ctx, resolveSQL, chargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry,
+			res.Duplicates.Reference, res.Duplicates.Reattempt); err != nil {
 			return fmt.Errorf("store: resolve charge: %w", err)
 		}
-		if err := dup.record(ctx, tx, r.ChargeID, actorOr(r.Actor), status, string(res.Status)); err != nil {
-			return err
-		}
-		if err := cardOutcomeTx(ctx, tx, r.ChargeID, res.Card); err != nil {
-			return err
-		}
-		action, reason := "resolved", string(r.Check.Decision.Path)
-		if res.Reopen {
-			action, reason = "reopened", r.ReviewReason
-		}
-		return event(ctx, tx, r.ChargeID, actorOr(r.Actor), action, reason, status, string(res.Status), "", body)
-	})
-}
-
-// ownPaymentIntent reports whether the PaymentIntent of decision d is the charge's own, to
-// save as its processor_ref: not one that differs from the charge (d.Mismatch names the
-// fields, and stays named when the decision is reread against an operator's resolution), nor
-// one of several.
-func ownPaymentIntent(d reconcile.Decision) bool {
-	return d.Reason != reconcile.ReasonMismatch && d.Reason != reconcile.ReasonDuplicate &&
-		len(d.Mismatch) == 0 && len(d.PaymentIntents) == 0
-}
-
-// duplicates names the live charges a charge brought back to life duplicates: the one that
-// holds its reference, and the one of its reattempt chain (nil: none).
-type duplicates struct {
-	reference, reattempt *string
-}
-
-// revivedDuplicates returns, for a charge going from status from to status to, the live
-// charges it duplicates when the change brings it back to life (a success found after an
-// operator's "failed" or "declined", a reopening): the one that holds its reference, and one
-// of its reattempt chain (another reattempt, or the chain's original; one not itself marked
-// as a duplicate when there is one). Two payments for one order happened. A charge already
-// marked keeps the charge it names. None when the change brings nothing back to life.
-func revivedDuplicates(ctx context.Context, tx pgx.Tx, chargeID string, from, to charge.Status) (duplicates, error) {
-	var d duplicates
-	if !isLive(to) || isLive(from) {
-		return d, nil
-	}
-	err := tx.QueryRow(ctx, `
-		SELECT
-			(SELECT o.id FROM charges o
-			  WHERE o.merchant_id = c.merchant_id AND o.reference = c.reference AND o.id <> c.id
-			    AND c.reference_duplicate_of IS NULL
-			    AND o.reference_duplicate_of IS NULL AND o.status IN ('processing', 'pending', 'succeeded')
-			  LIMIT 1),
-			(SELECT o.id FROM charges o
-			  WHERE o.merchant_id = c.merchant_id AND o.id <> c.id AND c.reattempt_duplicate_of IS NULL
-			    AND (o.id = COALESCE(c.chain, c.id) OR (o.chain = COALESCE(c.chain, c.id) AND o.reattempt_of IS NOT NULL))
-			    AND o.status IN ('processing', 'pending', 'succeeded')
-			  ORDER BY o.reattempt_duplicate_of IS NOT NULL, o.created_at, o.id
-			  LIMIT 1)
-		  FROM charges c WHERE c.id = $1`, chargeID).Scan(&d.reference, &d.reattempt)
-	if err != nil {
-		return d, fmt.Errorf("store: live duplicates: %w", interpretError(err))
-	}
-	return d, nil
-}
-
-// record appends to the charge's trail one event per live charge it duplicates.
-func (d duplicates) record(ctx context.Context, tx pgx.Tx, chargeID, actor, before, after string) error {
-	if d.reference != nil {
-		note := "the processor shows this charge alive while live charge " + *d.reference +
-			" holds its reference: two payments for one order; refund one"
-		if err := event(ctx, tx, chargeID, actor, "duplicate_reference", "", before, after, note, nil); err != nil {
+		if err := cardOutcomeTx(ctx, tx, chargeID, res.Card); err != nil {
 			return err
 		}
 	}
-	if d.reattempt != nil {
-		note := "this charge came back to life while charge " + *d.reattempt +
-			" of its reattempt chain is live: two payments for one order; refund one"
-		if err := event(ctx, tx, chargeID, actor, "duplicate_reattempt", "", before, after, note, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ReasonDuplicatePayment is the review reason of a charge found paid while another live charge
-// holds its reference, or another charge of its reattempt chain is live: two payments for one
-// order, one to refund.
-const ReasonDuplicatePayment = "duplicate_payment"
-
-// isLive reports whether a charge in status s holds its reference and its place in its
-// reattempt chain (see charges_live_reference, charges_live_reattempt).
-func isLive(s charge.Status) bool {
-	return s == charge.StatusProcessing || s == charge.StatusPending || s == charge.StatusSucceeded
-}
-
-// settledOutcome is the resolution a check must not overwrite: the operator's, else the
-// charge's final status (empty for a charge still pending or processing).
-func settledOutcome(status charge.Status, manual string) reconcile.Outcome {
-	switch {
-	case manual != "":
-		return reconcile.Outcome(manual)
-	case status.Final():
-		return reconcile.Outcome(status)
-	}
-	return ""
-}
-
-// against returns r as the check's decision stands against a resolution made after the check
-// read the charge (reconcile.AgainstManual): evidence of another outcome reopens the charge
-// at the top of the review queue, as the janitor records ReasonContradictsManual; anything
-// else changes no status.
-func (r CheckRecord) against(settled reconcile.Outcome) CheckRecord {
-	d := reconcile.AgainstManual(settled, r.Check.Decision)
-	r.Check.Decision, r.Check.Manual = d, settled
-	r.NextCheckAt, r.Resolve = d.NextCheckAt, nil
-	r.Review, r.ReviewReason, r.Rank = d.Kind == reconcile.KindReview, "", 0
-	if r.Review {
-		r.ReviewReason = string(d.Reason)
-	}
-	if d.Reason == reconcile.ReasonContradictsManual {
-		r.Reopen()
-	}
-	return r
-}
-
-// Reopen makes r reopen a charge on evidence against its resolution: back to pending (its
-// card attempt too), first in line in the review queue.
-func (r *CheckRecord) Reopen() {
-	r.Rank = 1
-	r.Resolve = &Resolution{Status: charge.StatusPending, Reopen: true, Card: &charge.CardOutcome{Outcome: decline.Pending}}
+	return appendEvents(ctx, tx, chargeID, p.Events)
 }
 
 func nullJSON(b json.RawMessage) []byte {
@@ -427,6 +281,16 @@ func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.C
 		chargeID, outcome, class, category, mac, capReached, refusal, hold)
 	if err != nil {
 		return fmt.Errorf("store: card history: %w", err)
+	}
+	return nil
+}
+
+// appendEvents appends events to a charge's audit trail, in order.
+func appendEvents(ctx context.Context, tx pgx.Tx, chargeID string, events []charge.Event) error {
+	for _, e := range events {
+		if err := event(ctx, tx, chargeID, actorOr(e.Actor), e.Action, e.Reason, e.StatusBefore, e.StatusAfter, e.Note, e.Evidence); err != nil {
+			return err
+		}
 	}
 	return nil
 }

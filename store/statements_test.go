@@ -55,7 +55,7 @@ func TestAttemptLogRoundTrip(t *testing.T) {
 // BEGIN ... COMMIT.
 func TestBeginChargeFailureLeavesNothing(t *testing.T) {
 	t.Parallel()
-	for name, db := range map[string]*store.DB{"savepoint": dbtest.Store(t), "pool": store.New(dbtest.Pool(t))} {
+	for name, db := range map[string]*store.DB{"savepoint": store.New(dbtest.Tx(t)), "pool": store.New(dbtest.Pool(t))} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			merchant := "m_rollback_" + charge.NewID()
@@ -88,7 +88,7 @@ func TestBeginChargeFailureLeavesNothing(t *testing.T) {
 // A charge's processor key is derived from its id: every charge read back carries it.
 func TestProcessorKeyIsDerivedFromTheID(t *testing.T) {
 	t.Parallel()
-	db := dbtest.Store(t)
+	db := store.New(dbtest.Tx(t))
 	newMerchant(t, db, "m_key")
 	b := begin(t, db, "m_key", "k", idempotency.Fingerprint{1}, newCharge("m_key", ""))
 	got, err := db.Charge(context.Background(), "m_key", b.Charge.ID)

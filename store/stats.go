@@ -4,19 +4,13 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/paygate/paygate/reconcile"
 )
 
-// ReconcileStats is the state of reconciliation across all merchants.
-type ReconcileStats struct {
-	Pending        int
-	OldestPending  time.Duration // age of the oldest pending charge; 0 when none
-	InReview       int
-	DeadReattempts int
-}
-
 // ReconcileStats counts pending charges, the age of the oldest, and the review queue.
-func (db *DB) ReconcileStats(ctx context.Context) (ReconcileStats, error) {
-	var s ReconcileStats
+func (db *DB) ReconcileStats(ctx context.Context) (reconcile.Stats, error) {
+	var s reconcile.Stats
 	var oldest float64
 	err := db.pool.QueryRow(ctx, `
 		WITH pending AS (

@@ -9,31 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/reconcile"
 )
 
-// WebhookEvent is a processor event as the store keeps it: its id, recorded once, with its
-// type and the charge and PaymentIntent it names (empty when it names none).
-type WebhookEvent struct {
-	ID            string
-	Type          string
-	ChargeID      string
-	PaymentIntent string
-}
-
-// WebhookCharge is the charge an event names, as deciding what to do with the event needs it.
-type WebhookCharge struct {
-	// Found reports that the charge exists; the other fields are zero otherwise.
-	Found      bool
-	MerchantID string
-	Status     charge.Status
-	// Manual reports that an operator resolved the charge: processor evidence may still
-	// contradict the resolution.
-	Manual bool
-}
-
-// WebhookDecider decides what a new event calls for, inside the transaction that records it
-// (where it may enqueue a job with jobs.Queue.InsertTx), and returns the event's disposition.
-type WebhookDecider func(ctx context.Context, tx pgx.Tx, c WebhookCharge) (disposition string, err error)
+var _ reconcile.WebhookStore = (*DB)(nil)
 
 // RecordWebhookEvent records event e once, in one transaction with what it calls for. When e's
 // id was recorded before, it returns seen true and changes nothing. Otherwise it reads the
@@ -41,11 +20,11 @@ type WebhookDecider func(ctx context.Context, tx pgx.Tx, c WebhookCharge) (dispo
 // decide returns beside the id: the event, the charge's state and any job decide enqueued
 // commit together, or not at all (an error from decide rolls back everything, and so does
 // a delivery of the same id recorded meanwhile by another transaction: seen).
-func (db *DB) RecordWebhookEvent(ctx context.Context, e WebhookEvent, decide WebhookDecider) (seen bool, disposition string, err error) {
+func (db *DB) RecordWebhookEvent(ctx context.Context, e reconcile.EventRecord, decide reconcile.EventDecider) (seen bool, disposition string, err error) {
 	err = db.InTx(ctx, func(tx pgx.Tx) error {
 		seen, disposition = false, ""
 		var (
-			c        WebhookCharge
+			c        reconcile.EventCharge
 			merchant *string
 			status   *string
 		)

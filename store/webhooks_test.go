@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
 
@@ -19,16 +20,16 @@ import (
 func TestRecordWebhookEvent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dbtest.Store(t)
+	db := store.New(dbtest.Pool(t))
 	newMerchant(t, db, "m_hooks")
 	b := begin(t, db, "m_hooks", "k1", [32]byte{1}, newCharge("m_hooks", ""))
 
-	var saw []store.WebhookCharge
-	decide := func(_ context.Context, _ pgx.Tx, c store.WebhookCharge) (string, error) {
+	var saw []reconcile.EventCharge
+	decide := func(_ context.Context, _ pgx.Tx, c reconcile.EventCharge) (string, error) {
 		saw = append(saw, c)
 		return "check", nil
 	}
-	e := store.WebhookEvent{ID: "evt_1", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID, PaymentIntent: "pi_1"}
+	e := reconcile.EventRecord{ID: "evt_1", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID, PaymentIntent: "pi_1"}
 	for i, want := range []bool{false, true} {
 		seen, disp, err := db.RecordWebhookEvent(ctx, e, decide)
 		if err != nil || seen != want {
@@ -42,8 +43,8 @@ func TestRecordWebhookEvent(t *testing.T) {
 		t.Fatalf("disposition: got %q, %v", d, err)
 	}
 
-	unknown := store.WebhookEvent{ID: "evt_2", Type: "payment_intent.succeeded", ChargeID: "ch_nobody"}
-	if _, _, err := db.RecordWebhookEvent(ctx, unknown, func(_ context.Context, _ pgx.Tx, c store.WebhookCharge) (string, error) {
+	unknown := reconcile.EventRecord{ID: "evt_2", Type: "payment_intent.succeeded", ChargeID: "ch_nobody"}
+	if _, _, err := db.RecordWebhookEvent(ctx, unknown, func(_ context.Context, _ pgx.Tx, c reconcile.EventCharge) (string, error) {
 		if c.Found {
 			t.Errorf("unknown charge: got %+v, want not found", c)
 		}
@@ -52,8 +53,8 @@ func TestRecordWebhookEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	failed := store.WebhookEvent{ID: "evt_3", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID}
-	if _, _, err := db.RecordWebhookEvent(ctx, failed, func(context.Context, pgx.Tx, store.WebhookCharge) (string, error) {
+	failed := reconcile.EventRecord{ID: "evt_3", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID}
+	if _, _, err := db.RecordWebhookEvent(ctx, failed, func(context.Context, pgx.Tx, reconcile.EventCharge) (string, error) {
 		return "", errors.New("test: enqueue failed")
 	}); err == nil {
 		t.Fatal("a failed decider: got nil, want its error")

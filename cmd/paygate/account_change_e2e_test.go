@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // externalSim is a `paygate sim` process the test stops and starts again on one address, as
@@ -86,9 +85,10 @@ func (s *externalSim) account() string {
 }
 
 // startGatewayAt boots serve against the external simulator.
-func startGatewayAt(t *testing.T, s *externalSim) *gateway {
+func startGatewayAt(t *testing.T, s *externalSim, extraEnv ...string) *gateway {
 	t.Helper()
-	g := startGateway(t, "PAYGATE_PROCESSOR", "stripe", "STRIPE_SECRET_KEY", "sk_test_x", "STRIPE_API_BASE", s.base())
+	g := startGateway(t, append([]string{"PAYGATE_PROCESSOR", "stripe", "STRIPE_SECRET_KEY", "sk_test_x", "STRIPE_API_BASE", s.base()},
+		extraEnv...)...)
 	g.simBase = s.base()
 	return g
 }
@@ -154,7 +154,8 @@ func TestProcessorAccountChangesWhileServing(t *testing.T) {
 	t.Run("the processor restarted between two requests", func(t *testing.T) {
 		t.Parallel()
 		s := startExternalSim(t)
-		g := startGatewayAt(t, s)
+		// Every confirmation of the account reads it: no read is fresh enough to stand in.
+		g := startGatewayAt(t, s, "PAYGATE_ACCOUNT_FRESH", "1ns")
 		k := g.key("m_acct_swap", "checkout")
 		op := g.key("m_acct_swap", "operator")
 
@@ -174,11 +175,10 @@ func TestProcessorAccountChangesWhileServing(t *testing.T) {
 		pendingID := p.json(t)["id"].(string)
 
 		// The processor restarts as another account; no request of the gateway failed on
-		// the way, so only a confirmation of the account can tell. One older than 2 s is
-		// read again.
+		// the way, so only a confirmation of the account can tell: it reads the account
+		// again (here every time; in production once its last read is older than 2 s).
 		s.kill()
 		s.start()
-		time.Sleep(2100 * time.Millisecond)
 
 		wantAccountChanged(t, g.charge(k, "k1", mastercard))
 		if n, ok := g.ledger()["pg_"+failedID]; ok {
@@ -217,7 +217,7 @@ func TestProcessorAccountChangesWhileServing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := startExternalSim(t)
-			g := startGatewayAt(t, s)
+			g := startGatewayAt(t, s, "PAYGATE_ACCOUNT_FRESH", "1ns")
 			k := g.key("m_acct_idle", "checkout")
 			op := g.key("m_acct_idle", "operator")
 			if r := g.charge(k, "warm", mastercard); r.status != 200 {
@@ -232,9 +232,8 @@ func TestProcessorAccountChangesWhileServing(t *testing.T) {
 			}
 			id := p.json(t)["id"].(string)
 			// The charge is recorded where its key was used: reconciliation, which confirms
-			// the account (a read older than 2 s is made again), reads it there and finds it
-			// paid, instead of leaving a paid charge to review as another account's.
-			time.Sleep(2100 * time.Millisecond)
+			// the account (reading it again: no read is fresh enough here), reads it there and
+			// finds it paid, instead of leaving a paid charge to review as another account's.
 			rc := g.do(http.MethodPost, "/v1/charges/"+id+"/reconcile", op, nil, "")
 			if rc.status != 200 {
 				t.Fatalf("reconcile: got %d %s", rc.status, rc.body)

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/charge"
 )
 
 // TestAutomaticReattemptChain runs a subscription's decline schedule on River. The schedule
@@ -45,20 +49,15 @@ func TestAutomaticReattemptChain(t *testing.T) {
 	}
 	chain := func(n int) []any {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			steps, _ := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)["chain"].([]any)
-			if len(steps) >= n {
-				last := steps[len(steps)-1].(map[string]any)
-				if last["status"] != "processing" {
-					return steps
-				}
+		var steps []any
+		eventually(t, 20*time.Second, func() error {
+			steps, _ = g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)["chain"].([]any)
+			if len(steps) < n || steps[len(steps)-1].(map[string]any)["status"] == "processing" {
+				return fmt.Errorf("chain: got %v, want %d steps, the last settled", steps, n)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("chain: got %v, want %d steps", steps, n)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return nil
+		})
+		return steps
 	}
 
 	advance(25 * time.Hour) // day +1
@@ -71,7 +70,8 @@ func TestAutomaticReattemptChain(t *testing.T) {
 	if s := steps[2].(map[string]any); s["status"] != "succeeded" || s["next_reattempt_at"] != nil {
 		t.Fatalf("third step: got %v, want succeeded, the chain over", s)
 	}
-	time.Sleep(2 * time.Second) // a sweep more: nothing else may run
+	// A sweep that started after the chain's end found nothing due: nothing else runs.
+	sweptSince(t, conn, dbNow(t, conn), charge.AutoSweepArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind())
 	if got := chain(3); len(got) != 3 {
 		t.Fatalf("after success: got %d steps, want 3", len(got))
 	}
@@ -120,23 +120,20 @@ func TestAutomaticReattemptScheduleToTheEnd(t *testing.T) {
 			AND next_reattempt_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM charges n WHERE n.id = charges.next_reattempt_id)`, root); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		var last map[string]any
+		eventually(t, 20*time.Second, func() error {
 			steps, _ := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)["chain"].([]any)
-			if len(steps) == i+2 && steps[i+1].(map[string]any)["status"] == "declined" {
-				last := steps[i+1].(map[string]any)
-				if i < len(gaps)-1 && last["next_reattempt_at"] == nil {
-					t.Fatalf("step %d: the chain stopped early: %v", i+2, last)
-				}
-				if i == len(gaps)-1 && last["next_reattempt_at"] != nil {
-					t.Fatalf("the last slot scheduled another step: %v", last)
-				}
-				break
+			if len(steps) != i+2 || steps[i+1].(map[string]any)["status"] != "declined" {
+				return fmt.Errorf("slot %d: got chain %v", i+1, steps)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("slot %d: got chain %v", i+1, steps)
-			}
-			time.Sleep(200 * time.Millisecond)
+			last = steps[i+1].(map[string]any)
+			return nil
+		})
+		if i < len(gaps)-1 && last["next_reattempt_at"] == nil {
+			t.Fatalf("step %d: the chain stopped early: %v", i+2, last)
+		}
+		if i == len(gaps)-1 && last["next_reattempt_at"] != nil {
+			t.Fatalf("the last slot scheduled another step: %v", last)
 		}
 	}
 }
@@ -165,18 +162,14 @@ func TestAutomaticChainStopsWhenRefused(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)
-		if c["next_reattempt_at"] == nil {
-			break
+	eventually(t, 20*time.Second, func() error {
+		if c := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t); c["next_reattempt_at"] != nil {
+			return fmt.Errorf("the chain did not stop: %v", c)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the chain did not stop: %v", c)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(2500 * time.Millisecond) // more sweeps: nothing more may be tried
+		return nil
+	})
+	// A sweep that started after the chain stopped tried nothing more.
+	sweptSince(t, conn, dbNow(t, conn), charge.AutoSweepArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind())
 	var refused int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM reattempt_decisions WHERE chain = $1 AND NOT allowed`, root).Scan(&refused); err != nil {
 		t.Fatal(err)
@@ -212,18 +205,18 @@ func TestAutomaticChainWaitsWhenTooEarly(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	var refused int
-	for refused == 0 {
+	eventually(t, 20*time.Second, func() error {
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM reattempt_decisions WHERE chain = $1 AND NOT allowed AND reason = 'too_early'`, root).Scan(&refused); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the due step was never tried")
+		if refused == 0 {
+			return errors.New("the due step was never tried")
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(2500 * time.Millisecond) // more sweeps: the deferred step is not due yet
+		return nil
+	})
+	// A sweep that started after the deferral found the deferred step not due yet.
+	sweptSince(t, conn, dbNow(t, conn), charge.AutoSweepArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind())
 	c := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)
 	next, _ := c["next_reattempt_at"].(string)
 	at, err := time.Parse(time.RFC3339, next)
@@ -248,17 +241,13 @@ func TestAutomaticChainWaitsWhenTooEarly(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, 20*time.Second, func() error {
 		steps, _ := g.do(http.MethodGet, "/v1/charges/"+root, k, nil, "").json(t)["chain"].([]any)
-		if len(steps) == 2 && steps[1].(map[string]any)["status"] == "declined" {
-			break
+		if len(steps) != 2 || steps[1].(map[string]any)["status"] != "declined" {
+			return fmt.Errorf("the deferred step did not run when due: chain %v", steps)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the deferred step did not run when due: chain %v", steps)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestAutomaticChainEndsWhenAnotherReattemptIsLive: when the merchant's own reattempt of the
@@ -300,21 +289,17 @@ func TestAutomaticChainEndsWhenAnotherReattemptIsLive(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE charges SET next_reattempt_at = now() WHERE id = $1`, root); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, 20*time.Second, func() error {
 		var stopped int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM charge_events WHERE charge_id = $1 AND action = 'chain_stopped'
 			AND reason = 'reattempt_live'`, root).Scan(&stopped); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if stopped == 1 {
-			break
+		if stopped != 1 {
+			return fmt.Errorf("the chain did not stop: %d chain_stopped events", stopped)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the chain did not stop")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	var dead int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state = 'discarded'`).Scan(&dead); err != nil || dead != 0 {
 		t.Fatalf("dead letters: %d (%v), want none", dead, err)

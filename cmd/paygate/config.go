@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -9,8 +10,8 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/store"
 )
 
 // config is paygate's configuration, read from the environment.
@@ -37,6 +38,9 @@ type config struct {
 	// AccountRefresh is how often serve reads the processor's account again (it also reads
 	// it after a failed connection, and before any request under an existing charge's key).
 	AccountRefresh time.Duration
+	// AccountFresh is how recent a read of the processor's account must be to confirm a
+	// charge's account without reading it again.
+	AccountFresh time.Duration
 	// InFlightMargin is how long after its timeout an attempt may still execute at the
 	// processor: an operator cannot resolve the charge before that.
 	InFlightMargin time.Duration
@@ -49,6 +53,12 @@ type config struct {
 	ReconcileSweep    time.Duration
 	// ReconcileReplay lets reconciliation replay a key the processor may have seen.
 	ReconcileReplay bool
+	// JobTimeout bounds one attempt of a background job (zero: jobs.DefaultJobTimeout; a
+	// reconciliation check's own bound is reconcile.CheckRunsAtMost at most), and
+	// JobRescueAfter is how long a job may run before a replica takes it for stuck, its
+	// replica dead (zero: the job timeout plus jobs.DefaultRescueMargin).
+	JobTimeout     time.Duration
+	JobRescueAfter time.Duration
 	// VisaReattempts30d is the Visa cap on reattempts of one card in any 30 days.
 	VisaReattempts30d int
 	// MetricsAddr serves the Prometheus metrics and Go's profiler (net/http/pprof), apart
@@ -76,12 +86,37 @@ type configError struct {
 func (e *configError) Error() string { return fmt.Sprintf("paygate: %s: %s", e.Var, e.Msg) }
 
 // loadConfig reads the configuration through getenv. needDB says whether DATABASE_URL is
-// required by the command.
+// required by the command. It returns a *configError naming the first variable that is wrong.
 func loadConfig(getenv func(string) string, needDB bool) (config, error) {
-	c := config{
+	c := defaults(getenv)
+	checks := []func(config) error{checkDatabase(needDB), checkFleet, checkAddrs, checkProcessor, checkLogLevel}
+	for _, check := range checks {
+		if err := check(c); err != nil {
+			return c, err
+		}
+	}
+	for _, v := range c.variables() {
+		if s := getenv(v.name); s != "" {
+			if msg := v.parse(s); msg != "" {
+				return c, &configError{Var: v.name, Msg: msg}
+			}
+		}
+	}
+	if err := loadWebhookConfig(&c, getenv); err != nil {
+		return c, err
+	}
+	if c.JobRescueAfter != 0 && c.JobRescueAfter <= c.jobTimeout() {
+		return c, &configError{Var: "PAYGATE_JOB_RESCUE_AFTER", Msg: "must be longer than the job timeout (PAYGATE_JOB_TIMEOUT, default 1m)"}
+	}
+	return c, nil
+}
+
+// defaults is the configuration with every default, and the variables read as strings.
+func defaults(getenv func(string) string) config {
+	return config{
 		DatabaseURL:       getenv("DATABASE_URL"),
 		Addr:              orDefault(getenv("PAYGATE_ADDR"), "127.0.0.1:8080"),
-		Processor:         getenv("PAYGATE_PROCESSOR"), // required by serve alone (see requireProcessor)
+		Processor:         getenv("PAYGATE_PROCESSOR"), // required by serve alone (see checkServe)
 		SimAddr:           orDefault(getenv("PAYGATE_SIM_ADDR"), "127.0.0.1:12111"),
 		SimAccountFile:    getenv("PAYGATE_SIM_ACCOUNT_FILE"),
 		StripeKey:         getenv("STRIPE_SECRET_KEY"),
@@ -97,130 +132,161 @@ func loadConfig(getenv func(string) string, needDB bool) (config, error) {
 		CompleterInterval: 10 * time.Second,
 		KeyLockMargin:     15 * time.Second,
 		AccountRefresh:    30 * time.Second,
-		InFlightMargin:    store.DefaultInFlightMargin,
+		AccountFresh:      2 * time.Second,
+		InFlightMargin:    reconcile.DefaultInFlightMargin,
+		ReadRate:          50,
+		SearchRate:        10,
+		ReconcileSchedule: reconcile.DefaultSchedule,
 		ReconcileSweep:    5 * time.Second,
+		VisaReattempts30d: decline.DefaultVisaReattempts30d,
 	}
-	if needDB {
+}
+
+// variable is one variable that parse reads into the configuration: it returns what is
+// wrong with the value, or "".
+type variable struct {
+	name  string
+	parse func(v string) string
+}
+
+// variables are the variables read into c beyond its strings, in the order they are checked.
+func (c *config) variables() []variable {
+	const positive = "must be a positive duration such as 30s"
+	rate := "must be a positive number of requests per second"
+	return []variable{
+		{"PAYGATE_MAX_AMOUNT", intIn(&c.MaxAmount, 1, math.MaxInt64, "must be a positive integer (minor units)")},
+		{"PAYGATE_SHUTDOWN_TIMEOUT", duration(&c.ShutdownTimeout, "must be a positive duration such as 15s")},
+		{"PAYGATE_COMPLETER_IDLE", duration(&c.CompleterIdle, positive)},
+		{"PAYGATE_COMPLETER_INTERVAL", duration(&c.CompleterInterval, positive)},
+		{"PAYGATE_KEY_LOCK_MARGIN", duration(&c.KeyLockMargin, positive)},
+		{"PAYGATE_RECONCILE_SWEEP", duration(&c.ReconcileSweep, positive)},
+		{"PAYGATE_ACCOUNT_REFRESH", duration(&c.AccountRefresh, positive)},
+		{"PAYGATE_ACCOUNT_FRESH", duration(&c.AccountFresh, positive)},
+		{"PAYGATE_IN_FLIGHT_MARGIN", duration(&c.InFlightMargin, positive)},
+		{"PAYGATE_JOB_TIMEOUT", duration(&c.JobTimeout, positive)},
+		{"PAYGATE_JOB_RESCUE_AFTER", duration(&c.JobRescueAfter, positive)},
+		{"PAYGATE_RECONCILE_READ_RATE", floatIn(&c.ReadRate, 10000, rate)},
+		{"PAYGATE_RECONCILE_SEARCH_RATE", floatIn(&c.SearchRate, 10000, rate)},
+		{"PAYGATE_RECONCILE_SCHEDULE", func(v string) string {
+			sch, err := reconcile.ParseSchedule(v)
+			if err != nil || len(sch) == 0 {
+				return "must be a schedule such as 30s,5m,1h,1d*7"
+			}
+			c.ReconcileSchedule = sch
+			return ""
+		}},
+		{"PAYGATE_RECONCILE_REPLAY", func(v string) string {
+			if v != "on" && v != "off" {
+				return `must be "on" or "off"`
+			}
+			c.ReconcileReplay = v == "on"
+			return ""
+		}},
+		{"PAYGATE_VISA_REATTEMPTS_30D", intIn(&c.VisaReattempts30d, 1, 100,
+			"must be an integer from 1 to 100 (Visa's rule is 15; some acquirers state 20)")},
+		{"PAYGATE_DB_MAX_CONNS", intIn(&c.DBMaxConns, 2, math.MaxInt32, "must be an integer of at least 2")},
+	}
+}
+
+// jobTimeout is the bound of one job's attempt.
+func (c config) jobTimeout() time.Duration {
+	if c.JobTimeout > 0 {
+		return c.JobTimeout
+	}
+	return jobs.DefaultJobTimeout
+}
+
+// duration parses a positive duration into dst.
+func duration(dst *time.Duration, msg string) func(string) string {
+	return func(v string) string {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return msg
+		}
+		*dst = d
+		return ""
+	}
+}
+
+// intIn parses an integer from lo to hi into dst.
+func intIn[T int | int32 | int64](dst *T, lo, hi int64, msg string) func(string) string {
+	return func(v string) string {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo || n > hi {
+			return msg
+		}
+		*dst = T(n)
+		return ""
+	}
+}
+
+// floatIn parses a positive number up to hi into dst.
+func floatIn(dst *float64, hi float64, msg string) func(string) string {
+	return func(v string) string {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > hi {
+			return msg
+		}
+		*dst = f
+		return ""
+	}
+}
+
+// checkDatabase refuses a DATABASE_URL that is not a postgres:// URL, or none when needDB.
+func checkDatabase(needDB bool) func(config) error {
+	return func(c config) error {
+		if !needDB {
+			return nil
+		}
 		if c.DatabaseURL == "" {
-			return c, &configError{Var: "DATABASE_URL", Msg: "is required (postgres://user@host:port/db)"}
+			return &configError{Var: "DATABASE_URL", Msg: "is required (postgres://user@host:port/db)"}
 		}
 		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			return c, &configError{Var: "DATABASE_URL", Msg: "must be a postgres:// URL"}
+			return &configError{Var: "DATABASE_URL", Msg: "must be a postgres:// URL"}
 		}
+		return nil
 	}
-	if err := checkFleet(c); err != nil {
-		return c, err
-	}
-	if err := loadWebhookConfig(&c, getenv); err != nil {
-		return c, err
-	}
+}
+
+// checkAddrs refuses API and metrics addresses that are not HOST:PORT.
+func checkAddrs(c config) error {
 	if err := checkAddr("PAYGATE_ADDR", c.Addr); err != nil {
-		return c, err
+		return err
 	}
-	if err := checkAddr("PAYGATE_METRICS_ADDR", c.MetricsAddr); err != nil {
-		return c, err
-	}
+	return checkAddr("PAYGATE_METRICS_ADDR", c.MetricsAddr)
+}
+
+// checkProcessor refuses a processor paygate cannot talk to: another one than sim or stripe,
+// a simulator address that is not HOST:PORT, Stripe without a key or with an API base that is
+// not an http(s) URL.
+func checkProcessor(c config) error {
 	switch c.Processor {
 	case "":
 		// Only serve talks to a processor, and it requires one to be named.
 	case "sim":
-		if err := checkAddr("PAYGATE_SIM_ADDR", c.SimAddr); err != nil {
-			return c, err
-		}
+		return checkAddr("PAYGATE_SIM_ADDR", c.SimAddr)
 	case "stripe":
 		if c.StripeKey == "" {
-			return c, &configError{Var: "STRIPE_SECRET_KEY", Msg: `is required when PAYGATE_PROCESSOR=stripe`}
+			return &configError{Var: "STRIPE_SECRET_KEY", Msg: `is required when PAYGATE_PROCESSOR=stripe`}
 		}
 		if c.StripeAPIBase != "" {
 			if u, err := url.Parse(c.StripeAPIBase); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return c, &configError{Var: "STRIPE_API_BASE", Msg: "must be an http:// or https:// URL"}
+				return &configError{Var: "STRIPE_API_BASE", Msg: "must be an http:// or https:// URL"}
 			}
 		}
 	default:
-		return c, &configError{Var: "PAYGATE_PROCESSOR", Msg: `must be "sim" or "stripe"`}
+		return &configError{Var: "PAYGATE_PROCESSOR", Msg: `must be "sim" or "stripe"`}
 	}
+	return nil
+}
+
+// checkLogLevel refuses a log level zap does not have.
+func checkLogLevel(c config) error {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
-	default:
-		return c, &configError{Var: "PAYGATE_LOG_LEVEL", Msg: "must be debug, info, warn or error"}
+		return nil
 	}
-	if v := getenv("PAYGATE_MAX_AMOUNT"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return c, &configError{Var: "PAYGATE_MAX_AMOUNT", Msg: "must be a positive integer (minor units)"}
-		}
-		c.MaxAmount = n
-	}
-	if v := getenv("PAYGATE_SHUTDOWN_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return c, &configError{Var: "PAYGATE_SHUTDOWN_TIMEOUT", Msg: "must be a positive duration such as 15s"}
-		}
-		c.ShutdownTimeout = d
-	}
-	for _, d := range []struct {
-		name string
-		dst  *time.Duration
-	}{
-		{"PAYGATE_COMPLETER_IDLE", &c.CompleterIdle},
-		{"PAYGATE_COMPLETER_INTERVAL", &c.CompleterInterval},
-		{"PAYGATE_KEY_LOCK_MARGIN", &c.KeyLockMargin},
-		{"PAYGATE_RECONCILE_SWEEP", &c.ReconcileSweep},
-		{"PAYGATE_ACCOUNT_REFRESH", &c.AccountRefresh},
-		{"PAYGATE_IN_FLIGHT_MARGIN", &c.InFlightMargin},
-	} {
-		if v := getenv(d.name); v != "" {
-			dur, err := time.ParseDuration(v)
-			if err != nil || dur <= 0 {
-				return c, &configError{Var: d.name, Msg: "must be a positive duration such as 30s"}
-			}
-			*d.dst = dur
-		}
-	}
-	c.ReadRate, c.SearchRate = 50, 10
-	for _, r := range []struct {
-		name string
-		dst  *float64
-	}{{"PAYGATE_RECONCILE_READ_RATE", &c.ReadRate}, {"PAYGATE_RECONCILE_SEARCH_RATE", &c.SearchRate}} {
-		if v := getenv(r.name); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f <= 0 || f > 10000 {
-				return c, &configError{Var: r.name, Msg: "must be a positive number of requests per second"}
-			}
-			*r.dst = f
-		}
-	}
-	c.ReconcileSchedule = reconcile.DefaultSchedule
-	if v := getenv("PAYGATE_RECONCILE_SCHEDULE"); v != "" {
-		sch, err := reconcile.ParseSchedule(v)
-		if err != nil || len(sch) == 0 {
-			return c, &configError{Var: "PAYGATE_RECONCILE_SCHEDULE", Msg: "must be a schedule such as 30s,5m,1h,1d*7"}
-		}
-		c.ReconcileSchedule = sch
-	}
-	switch v := getenv("PAYGATE_RECONCILE_REPLAY"); v {
-	case "", "off":
-	case "on":
-		c.ReconcileReplay = true
-	default:
-		return c, &configError{Var: "PAYGATE_RECONCILE_REPLAY", Msg: `must be "on" or "off"`}
-	}
-	c.VisaReattempts30d = decline.DefaultVisaReattempts30d
-	if v := getenv("PAYGATE_VISA_REATTEMPTS_30D"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return c, &configError{Var: "PAYGATE_VISA_REATTEMPTS_30D", Msg: "must be an integer from 1 to 100 (Visa's rule is 15; some acquirers state 20)"}
-		}
-		c.VisaReattempts30d = n
-	}
-	if v := getenv("PAYGATE_DB_MAX_CONNS"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 2 {
-			return c, &configError{Var: "PAYGATE_DB_MAX_CONNS", Msg: "must be an integer of at least 2"}
-		}
-		c.DBMaxConns = int32(n)
-	}
-	return c, nil
+	return &configError{Var: "PAYGATE_LOG_LEVEL", Msg: "must be debug, info, warn or error"}
 }
 
 // checkServe refuses what serve cannot run with. A configuration that names no processor:

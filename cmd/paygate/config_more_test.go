@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/dbtest"
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 // exited is how a run of the built binary ended.

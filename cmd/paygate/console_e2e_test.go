@@ -18,8 +18,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/store"
 )
 
@@ -376,19 +376,15 @@ func insertDeadLetter(t *testing.T, g *gateway, merchant string) {
 		t.Fatal(err)
 	}
 	opts, _ := jobs.ForMerchant(&river.InsertOpts{MaxAttempts: 1}, merchant)
-	if _, err := client.Insert(context.Background(), reattempts.Args{DeclinedID: "ch_missing", MerchantID: merchant, NextID: "ch_next"}, opts); err != nil {
+	if _, err := client.Insert(context.Background(), charge.AutoReattemptArgs{DeclinedID: "ch_missing", MerchantID: merchant, NextID: "ch_next"}, opts); err != nil {
 		t.Fatal(err)
 	}
 	op := g.key(merchant, "operator")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, 20*time.Second, func() error {
 		r := g.do(http.MethodGet, "/v1/jobs/dead", op, nil, "")
-		if data, _ := r.json(t)["data"].([]any); len(data) == 1 {
-			return
+		if data, _ := r.json(t)["data"].([]any); len(data) != 1 {
+			return fmt.Errorf("no dead letter: %s", r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no dead letter after 20 s: %s", r.body)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -10,8 +11,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/reattempts"
 	"github.com/paygate/paygate/store"
 )
 
@@ -34,29 +35,27 @@ func TestDeadLetterReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts, _ := jobs.ForMerchant(&river.InsertOpts{MaxAttempts: 1}, "m_dead")
-	if _, err := client.Insert(context.Background(), reattempts.Args{DeclinedID: "ch_missing", MerchantID: "m_dead", NextID: "ch_next"}, opts); err != nil {
+	if _, err := client.Insert(context.Background(), charge.AutoReattemptArgs{DeclinedID: "ch_missing", MerchantID: "m_dead", NextID: "ch_next"}, opts); err != nil {
 		t.Fatal(err)
 	}
 
 	dead := func(wantReplays int) map[string]any {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		var j map[string]any
+		eventually(t, 20*time.Second, func() error {
 			r := g.do(http.MethodGet, "/v1/jobs/dead", op, nil, "")
 			if r.status != 200 {
 				t.Fatalf("dead letters: got %d %s", r.status, r.body)
 			}
 			if data := r.json(t)["data"].([]any); len(data) == 1 {
-				j := data[0].(map[string]any)
+				j = data[0].(map[string]any)
 				if errs, _ := j["errors"].([]any); len(errs) == wantReplays+1 {
-					return j
+					return nil
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("dead letters: got %s, want one job with %d errors", r.body, wantReplays+1)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+			return fmt.Errorf("dead letters: got %s, want one job with %d errors", r.body, wantReplays+1)
+		})
+		return j
 	}
 	j := dead(0)
 	if j["kind"] != "auto_reattempt" || j["attempts"].(float64) != 1 {

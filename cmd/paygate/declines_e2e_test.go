@@ -135,7 +135,14 @@ func TestMastercardLastSlotInFlight(t *testing.T) {
 	g.script(`[{"delay_ms": 1500}]`)
 	first := make(chan reply, 1)
 	go func() { first <- g.charge(k, "tenth", body) }()
-	time.Sleep(500 * time.Millisecond)
+	// The tenth is admitted, and in flight at the processor.
+	eventually(t, 10*time.Second, func() error {
+		list := g.do(http.MethodGet, "/v1/charges?status=processing", k, nil, "")
+		if data, _ := list.json(t)["data"].([]any); len(data) != 1 {
+			return fmt.Errorf("charges processing: got %s, want the tenth", list.body)
+		}
+		return nil
+	})
 	second := g.charge(k, "racing", body)
 	if second.status != 422 || !strings.Contains(string(second.body), "network_cap_reached") {
 		t.Fatalf("charge sent while the tenth was in flight: got %d %s, want 422 network_cap_reached", second.status, second.body)
@@ -159,13 +166,21 @@ func TestManualDeclineNotBefore(t *testing.T) {
 		t.Fatalf("blackholed charge: got %d %s, want 202", r.status, r.body)
 	}
 	path := "/v1/charges/" + r.json(t)["id"].(string)
-	time.Sleep(1100 * time.Millisecond) // the resolution comes well after the attempt
-	if c := g.do(http.MethodPost, path+"/reconcile", op, nil, ""); c.status != 200 {
-		t.Fatalf("reconcile: got %d %s", c.status, c.body)
-	}
-	if d := g.do(http.MethodPost, path+"/resolve", op, nil, `{"outcome":"declined","note":"issuer said no"}`); d.status != 200 {
-		t.Fatalf("resolve: got %d %s", d.status, d.body)
-	}
+	// The resolution comes after the attempt stopped executing, so well after the attempt:
+	// until then a check proves nothing and the resolution is refused.
+	eventually(t, 20*time.Second, func() error {
+		if c := g.do(http.MethodPost, path+"/reconcile", op, nil, ""); c.status != 200 {
+			t.Fatalf("reconcile: got %d %s", c.status, c.body)
+		}
+		d := g.do(http.MethodPost, path+"/resolve", op, nil, `{"outcome":"declined","note":"issuer said no"}`)
+		if e, _ := d.json(t)["error"].(map[string]any); d.status == 409 && (e["code"] == "attempt_in_flight" || e["code"] == "reconcile_first") {
+			return fmt.Errorf("resolve: got %d %s", d.status, d.body)
+		}
+		if d.status != 200 {
+			t.Fatalf("resolve: got %d %s", d.status, d.body)
+		}
+		return nil
+	})
 	got := g.do(http.MethodGet, path, k, nil, "")
 	announced := got.json(t)["decline"].(map[string]any)["reattempt"].(map[string]any)["not_before"]
 	early := g.do(http.MethodPost, path+"/reattempt", k, map[string]string{"Idempotency-Key": "manual-nb-r"}, "{}")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/store"
 )
 
@@ -179,27 +180,33 @@ func TestInUseAndHangUp(t *testing.T) {
 			t.Errorf("the caller was answered %d before its own timeout", resp.StatusCode)
 		}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// The first request holds the key: its charge is in flight.
+	eventually(t, 10*time.Second, func() error {
+		list := g.do(http.MethodGet, "/v1/charges?status=processing", k, nil, "")
+		if data, _ := list.json(t)["data"].([]any); len(data) != 1 {
+			return fmt.Errorf("charges processing: got %s, want the first request's", list.body)
+		}
+		return nil
+	})
 	if r := g.charge(k, "hang", visa); r.status != 409 || r.json(t)["error"].(map[string]any)["code"] != "idempotency_key_in_use" {
 		t.Fatalf("concurrent request: got %d %s, want 409 idempotency_key_in_use", r.status, r.body)
 	}
 	wg.Wait()
 	// The gateway finishes the charge although its caller left; the caller's retry with
 	// the same key then gets the settled answer.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, 10*time.Second, func() error {
 		r := g.charge(k, "hang", visa)
-		if r.status == 200 {
-			if got := r.json(t)["attempts"].(float64); got != 3 {
-				t.Fatalf("attempts: got %v, want 3", got)
-			}
-			break
-		}
-		if r.status != 409 || time.Now().After(deadline) {
+		switch {
+		case r.status == 409:
+			return fmt.Errorf("after hang-up: got %d %s, want the settled 200", r.status, r.body)
+		case r.status != 200:
 			t.Fatalf("after hang-up: got %d %s, want the settled 200", r.status, r.body)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		if got := r.json(t)["attempts"].(float64); got != 3 {
+			t.Fatalf("attempts: got %v, want 3", got)
+		}
+		return nil
+	})
 	for key, n := range g.ledger() {
 		if n != 1 {
 			t.Fatalf("key %s has %d effects, want 1", key, n)

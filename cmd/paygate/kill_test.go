@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -186,21 +188,17 @@ func (r *killRig) sentOnce(key string, n int) string {
 // settled polls GET /v1/charges until the merchant's only charge leaves processing.
 func (r *killRig) settled(key string) map[string]any {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var c map[string]any
+	eventually(r.t, 30*time.Second, func() error {
 		list := r.g.do(http.MethodGet, "/v1/charges", key, nil, "").json(r.t)
-		data := list["data"].([]any)
-		if len(data) == 1 {
-			c := data[0].(map[string]any)
-			if c["status"] != "processing" {
-				return c
+		if data := list["data"].([]any); len(data) == 1 {
+			if c = data[0].(map[string]any); c["status"] != "processing" {
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("the charge never left processing: %v", list)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Errorf("the charge never left processing: %v", list)
+	})
+	return c
 }
 
 // TestKillDuringBackoff: the gateway dies while it waits out a Retry-After; after the
@@ -213,8 +211,13 @@ func TestKillDuringBackoff(t *testing.T) {
 	k := r.g.key("m_kill1", "checkout")
 	r.g.script(`[{"status":429,"retry_after":"3"}]`)
 	r.sendAsync(k, "kill-backoff", visa, "6000")
-	r.sentOnce(k, 1)                   // the first attempt was answered 429: the gateway waits 3 s
-	time.Sleep(200 * time.Millisecond) // well inside the wait
+	r.sentOnce(k, 1) // the first attempt was answered 429: the gateway waits 3 s
+	eventually(t, 10*time.Second, func() error {
+		if !strings.Contains(r.gw.logs.String(), `"retry scheduled"`) {
+			return errors.New("the gateway does not wait out the Retry-After yet")
+		}
+		return nil
+	})
 	r.gw.kill9(t)
 	r.startGateway()
 	c := r.settled(k)
@@ -240,9 +243,9 @@ func TestKillAfterProcessorCommitted(t *testing.T) {
 	k := r.g.key("m_kill2", "checkout")
 	r.g.script(`[{"delay_ms":1500}]`) // the processor executes 1.5 s later, whatever the client does
 	r.sendAsync(k, "kill-commit", visa, "8000")
-	r.sentOnce(k, 1) // the processor holds the request
+	id := r.sentOnce(k, 1) // the processor holds the request
 	r.gw.kill9(t)
-	time.Sleep(1500 * time.Millisecond) // the effect now exists, its outcome stored nowhere at the gateway
+	r.g.effectLands(id) // the effect now exists, its outcome stored nowhere at the gateway
 	r.startGateway()
 	c := r.settled(k)
 	if c["status"] != "succeeded" {

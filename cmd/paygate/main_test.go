@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/internal/dbtest"
 )
@@ -218,3 +221,82 @@ func (g *gateway) ledger() map[string]int {
 }
 
 const visa = `{"amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`
+
+// eventually polls cond until it returns nil, and fails the test with cond's last error when
+// timeout passes first. It waits on the condition, never for a fixed time: the test goes on
+// as soon as what it waits for has happened.
+func eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %v", timeout, err)
+		}
+		<-tick.C
+	}
+}
+
+// dbNow is the database's clock.
+func dbNow(t testing.TB, conn *pgx.Conn) time.Time {
+	t.Helper()
+	var now time.Time
+	if err := conn.QueryRow(context.Background(), `SELECT now()`).Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	return now
+}
+
+// sweptSince waits until a periodic sweep of kind sweep that started after since (database
+// clock) has completed, and no job of kind work waits or runs: what that sweep found due has
+// been enqueued and has run. A test that asserts that nothing more happens asserts it then.
+func sweptSince(t testing.TB, conn *pgx.Conn, since time.Time, sweep, work string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		var swept, busy bool
+		if err := conn.QueryRow(context.Background(), `
+			SELECT EXISTS (SELECT 1 FROM river_job WHERE kind = $1 AND state = 'completed' AND attempted_at > $2),
+			       EXISTS (SELECT 1 FROM river_job WHERE kind = $3
+			                 AND (state IN ('available', 'pending', 'running', 'retryable')
+			                      OR state = 'scheduled' AND scheduled_at <= now()))`,
+			sweep, since, work).Scan(&swept, &busy); err != nil {
+			return err
+		}
+		if !swept || busy {
+			return fmt.Errorf("%s since %s: swept %v; %s jobs waiting or running: %v", sweep, since, swept, work, busy)
+		}
+		return nil
+	})
+}
+
+// logCount counts the lines of the gateway's log that hold every one of subs.
+func (g *gateway) logCount(subs ...string) int {
+	n := 0
+	for line := range strings.SplitSeq(g.logs.String(), "\n") {
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(line, s)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// effectLands waits until the processor holds the effect of the charge with id (a delayed
+// request takes effect later, whatever the gateway does meanwhile).
+func (g *gateway) effectLands(id string) {
+	g.t.Helper()
+	eventually(g.t, 20*time.Second, func() error {
+		if n := g.ledger()["pg_"+id]; n != 1 {
+			return fmt.Errorf("effects under pg_%s: %d, want 1", id, n)
+		}
+		return nil
+	})
+}

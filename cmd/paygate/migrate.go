@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/migrations"
 	"github.com/paygate/paygate/store"
 )
 
@@ -17,7 +18,7 @@ func runMigrate(ctx context.Context, args []string, stdout io.Writer, getenv fun
 	if err != nil {
 		return err
 	}
-	applied, err := store.Migrate(ctx, cfg.DatabaseURL)
+	applied, err := migrations.Apply(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
@@ -30,7 +31,7 @@ func runMigrate(ctx context.Context, args []string, stdout io.Writer, getenv fun
 	if err := jobs.Migrate(ctx, db.Pool()); err != nil {
 		return err
 	}
-	st, err := store.Migrations(ctx, cfg.DatabaseURL)
+	st, err := migrations.Versions(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}

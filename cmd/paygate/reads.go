@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/api"
+	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/report"
 	"github.com/paygate/paygate/store"
 )
@@ -56,8 +57,8 @@ func fromStandby[T any](r *standbyReads, what string, read func(*store.DB) (T, e
 }
 
 // ReviewQueue reads the review queue from the standby.
-func (r *standbyReads) ReviewQueue(ctx context.Context, merchantID string, limit int) ([]store.ReviewItem, error) {
-	return fromStandby(r, "review_queue", func(db *store.DB) ([]store.ReviewItem, error) {
+func (r *standbyReads) ReviewQueue(ctx context.Context, merchantID string, limit int) ([]reconcile.ReviewItem, error) {
+	return fromStandby(r, "review_queue", func(db *store.DB) ([]reconcile.ReviewItem, error) {
 		return db.ReviewQueue(ctx, merchantID, limit)
 	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,20 +25,16 @@ func TestPendingChargesAreReconciled(t *testing.T) {
 	id := first.json(t)["id"].(string)
 
 	// The request first answered 202 is answered with the charge's current state.
-	deadline := time.Now().Add(25 * time.Second)
-	for {
+	eventually(t, 25*time.Second, func() error {
 		r := g.charge(k, "rc1", visa)
-		if r.status == 200 {
-			if r.json(t)["status"] != "succeeded" || r.json(t)["processor_ref"] == nil {
-				t.Fatalf("settled: got %s", r.body)
-			}
-			break
+		switch {
+		case r.status == 202:
+			return fmt.Errorf("waiting for reconciliation: got %d %s", r.status, r.body)
+		case r.status != 200 || r.json(t)["status"] != "succeeded" || r.json(t)["processor_ref"] == nil:
+			t.Fatalf("settled: got %d %s", r.status, r.body)
 		}
-		if r.status != 202 || time.Now().After(deadline) {
-			t.Fatalf("waiting for reconciliation: got %d %s", r.status, r.body)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	})
 	if n := g.ledger()["pg_"+id]; n != 1 {
 		t.Fatalf("effects under pg_%s: got %d, want 1 (reconciliation never charges again)", id, n)
 	}
@@ -49,8 +46,20 @@ func TestPendingChargesAreReconciled(t *testing.T) {
 	if hole.status != 202 {
 		t.Fatalf("blackhole: got %d %s, want 202", hole.status, hole.body)
 	}
-	time.Sleep(3 * time.Second)
-	got := g.do(http.MethodGet, "/v1/charges/"+hole.json(t)["id"].(string), k, nil, "")
+	// The short schedule (+1 s, +2 s, +3 s) has run, its checks finding nothing: the next
+	// check is the one of +1 h.
+	aud := g.key("m_recon", "auditor")
+	holePath := "/v1/charges/" + hole.json(t)["id"].(string)
+	eventually(t, 30*time.Second, func() error {
+		c := g.do(http.MethodGet, holePath, aud, nil, "").json(t)
+		rec, _ := c["reconciliation"].(map[string]any)
+		next, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(rec["next_check_at"]))
+		if checks, _ := rec["checks"].([]any); len(checks) == 0 || time.Until(next) < 30*time.Minute {
+			return fmt.Errorf("checks of the blackholed charge: got %v, want the short schedule's done", rec)
+		}
+		return nil
+	})
+	got := g.do(http.MethodGet, holePath, k, nil, "")
 	if got.json(t)["status"] != "pending" {
 		t.Fatalf("a charge the processor never saw: got %s, want still pending", got.body)
 	}
@@ -79,22 +88,17 @@ func TestReconciliationReplay(t *testing.T) {
 		t.Fatalf("blackhole: got %d %s, want 202", r.status, r.body)
 	}
 	id := r.json(t)["id"].(string)
-	deadline := time.Now().Add(25 * time.Second)
-	for {
+	eventually(t, 25*time.Second, func() error {
 		c := g.do(http.MethodGet, "/v1/charges/"+id, aud, nil, "").json(t) // the checks are for auditors and operators
-		if c["status"] == "succeeded" {
-			checks := c["reconciliation"].(map[string]any)["checks"].([]any)
-			last := checks[len(checks)-1].(map[string]any)["decision"].(map[string]any)
-			if last["path"] != "replay" {
-				t.Fatalf("resolution path: got %v, want replay", last)
-			}
-			break
+		if c["status"] != "succeeded" {
+			return fmt.Errorf("the blackholed charge never resolved: %v", c)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the blackholed charge never resolved: %v", c)
+		checks := c["reconciliation"].(map[string]any)["checks"].([]any)
+		if last := checks[len(checks)-1].(map[string]any)["decision"].(map[string]any); last["path"] != "replay" {
+			t.Fatalf("resolution path: got %v, want replay", last)
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	})
 	if n := g.ledger()["pg_"+id]; n != 1 {
 		t.Fatalf("effects: got %d, want 1", n)
 	}

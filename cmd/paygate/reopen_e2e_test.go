@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,14 +33,15 @@ func (g *gateway) pendingResolvedFailed(checkout, op string) string {
 	if r.status != 202 {
 		g.t.Fatalf("timeout after send: got %d %s, want 202 pending", r.status, r.body)
 	}
-	path := "/v1/charges/" + r.json(g.t)["id"].(string)
+	id := r.json(g.t)["id"].(string)
+	path := "/v1/charges/" + id
 	if c := g.do(http.MethodPost, path+"/reconcile", op, nil, ""); c.status != 200 {
 		g.t.Fatalf("reconcile: got %d %s", c.status, c.body)
 	}
 	if d := g.do(http.MethodPost, path+"/resolve", op, nil, `{"outcome":"failed","note":"abandoned"}`); d.status != 200 {
 		g.t.Fatalf("resolve: got %d %s", d.status, d.body)
 	}
-	time.Sleep(2500 * time.Millisecond) // the processor's effect lands
+	g.effectLands(id)
 	return path
 }
 
@@ -139,8 +141,15 @@ func TestCheckInFlightKeepsManualResolution(t *testing.T) {
 	// while the operator resolves it.
 	g.faults(`{"latency_ms":3000}`)
 	done := make(chan reply, 1)
+	reads := g.logCount("Requesting GET", "/v1/payment_intents")
 	go func() { done <- g.do(http.MethodPost, path+"/reconcile", op, nil, "") }()
-	time.Sleep(200 * time.Millisecond)
+	// The check has read the charge and waits on the processor's read.
+	eventually(t, 10*time.Second, func() error {
+		if n := g.logCount("Requesting GET", "/v1/payment_intents"); n == reads {
+			return fmt.Errorf("the check has not asked the processor yet (%d reads)", n)
+		}
+		return nil
+	})
 	if d := g.do(http.MethodPost, path+"/resolve", op, nil, `{"outcome":"failed","note":"abandoned"}`); d.status != 200 {
 		t.Fatalf("resolve: got %d %s", d.status, d.body)
 	}

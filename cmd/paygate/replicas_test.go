@@ -13,13 +13,20 @@ import (
 // TestReplicasReconcileOnce: three gateway processes on one database and one external
 // simulator reconcile a batch of unknown outcomes; one replica is killed in the middle of
 // the sweep. Every charge is resolved, and resolved once.
+//
+// A check job the killed replica held stays running until the leading replica's rescuer
+// takes it for stuck: once it has run longer than its timeout and PAYGATE_JOB_RESCUE_AFTER
+// (2 s and 3 s here, a minute and six in production). The rescuer looks every 30 s, and
+// when the killed replica led, another takes the lead within River's 15 s leadership term:
+// the job runs again within a minute of the kill, and its charge resolves.
 func TestReplicasReconcileOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
 	t.Parallel()
 	r := newKillRig(t)
-	r.env = append(r.env, "PAYGATE_RECONCILE_SCHEDULE=1s,2s,3s,1h", "PAYGATE_RECONCILE_SWEEP=1s")
+	r.env = append(r.env, "PAYGATE_RECONCILE_SCHEDULE=1s,2s,3s,1h", "PAYGATE_RECONCILE_SWEEP=1s",
+		"PAYGATE_JOB_TIMEOUT=2s", "PAYGATE_JOB_RESCUE_AFTER=3s")
 	var replicas []*process
 	var bases []string
 	for range 3 {
@@ -45,30 +52,35 @@ func TestReplicasReconcileOnce(t *testing.T) {
 			t.Fatalf("charge %d: got %d %s, want 202", i, got.status, got.body)
 		}
 	}
-	time.Sleep(1500 * time.Millisecond)
-	replicas[0].kill9(t) // a replica dies in the middle of the sweep
-	r.g.base = bases[1]
-
 	conn, err := pgx.Connect(context.Background(), r.dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var pending int
-		if err := conn.QueryRow(context.Background(),
-			`SELECT count(*) FROM charges WHERE merchant_id = 'm_replicas' AND status <> 'succeeded'`).Scan(&pending); err != nil {
-			t.Fatal(err)
-		}
-		if pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d charges still unresolved", pending)
-		}
-		time.Sleep(300 * time.Millisecond)
+	unresolved := func() (int, error) {
+		var n int
+		err := conn.QueryRow(context.Background(),
+			`SELECT count(*) FROM charges WHERE merchant_id = 'm_replicas' AND status <> 'succeeded'`).Scan(&n)
+		return n, err
 	}
+	// The sweep has begun: a check resolved a charge.
+	eventually(t, 30*time.Second, func() error {
+		left, err := unresolved()
+		if err == nil && left == n {
+			err = fmt.Errorf("no charge resolved yet")
+		}
+		return err
+	})
+	replicas[0].kill9(t) // a replica dies in the middle of the sweep
+	r.g.base = bases[1]
+
+	eventually(t, 2*time.Minute, func() error {
+		left, err := unresolved()
+		if err == nil && left != 0 {
+			err = fmt.Errorf("%d charges still unresolved", left)
+		}
+		return err
+	})
 	var twice int
 	if err := conn.QueryRow(context.Background(), `
 		SELECT count(*) FROM (SELECT charge_id FROM charge_events WHERE action = 'resolved'

@@ -171,13 +171,12 @@ func TestDatabaseRestart(t *testing.T) {
 
 	pg.startNormally()
 	// The gateway's pool reconnects on its own: wait for it to say it is ready.
-	deadline := time.Now().Add(20 * time.Second)
-	for g.do(http.MethodGet, "/readyz", "", nil, "").status != 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("the gateway is not ready 20 s after the database came back")
+	eventually(t, 20*time.Second, func() error {
+		if r := g.do(http.MethodGet, "/readyz", "", nil, ""); r.status != 200 {
+			return fmt.Errorf("the gateway is not ready after the database came back: %d %s", r.status, r.body)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	for _, idem := range []string{"during-stop", "during-startup"} {
 		r := g.charge(k, idem, visa)
 		if r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {

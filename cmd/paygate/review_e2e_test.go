@@ -69,7 +69,7 @@ func TestOperatorReviewAndManualResolution(t *testing.T) {
 
 	// The processor's evidence arrives later and contradicts the operator: the charge
 	// reopens at the top of the review queue.
-	time.Sleep(2500 * time.Millisecond)
+	g.effectLands(id)
 	again := g.do(http.MethodPost, path+"/reconcile", op, nil, "")
 	if again.status != 200 {
 		t.Fatalf("reconcile after the effect: got %d %s", again.status, again.body)

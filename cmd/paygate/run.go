@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/paygate/paygate/policysim"
+	"github.com/paygate/paygate/internal/policysim"
 )
 
 const usage = `usage: paygate COMMAND [ARGS]

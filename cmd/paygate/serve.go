@@ -11,23 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/stripe/stripe-go/v76"
-	"go.uber.org/zap"
-	"golang.org/x/time/rate"
-
-	"github.com/paygate/paygate/api"
-	"github.com/paygate/paygate/charge"
-	"github.com/paygate/paygate/decline"
-	"github.com/paygate/paygate/janitor"
-	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/processor"
-	"github.com/paygate/paygate/reattempts"
-	"github.com/paygate/paygate/reconcile"
-	"github.com/paygate/paygate/retry"
-	"github.com/paygate/paygate/sim"
-	"github.com/paygate/paygate/store"
 )
 
 // keyCacheTTL is how long an authenticated key is remembered: a revoked key stops working
@@ -46,10 +30,9 @@ type serveHooks struct {
 const serveUsage = "usage: paygate serve, configured through the environment: see README"
 
 // runServe runs the gateway until ctx ends. It binds every listener it needs (PAYGATE_ADDR,
-// PAYGATE_SIM_ADDR with the built-in simulator, PAYGATE_METRICS_ADDR) before it
-// starts any work, so that an address it cannot use is the only line it prints. A
-// configuration it cannot use is a *configError naming the variable; unexpected arguments a
-// *usageError.
+// PAYGATE_SIM_ADDR with the built-in simulator, PAYGATE_METRICS_ADDR) before it starts any
+// work, so that an address it cannot use is the only line it prints. A configuration it
+// cannot use is a *configError naming the variable; unexpected arguments a *usageError.
 func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string, hooks *serveHooks) error {
 	if len(args) != 0 {
 		return &usageError{fmt.Sprintf("serve takes no arguments, got %q (%s)", args[0], serveUsage)}
@@ -71,212 +54,21 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	log := newLogger(cfg.LogLevel, stderr)
 	defer log.Sync() //nolint:errcheck
 
-	st, err := store.Migrations(ctx, cfg.DatabaseURL)
-	if err != nil {
+	a := newApp(cfg, lns, log)
+	if err := a.Run(ctx); err != nil {
+		_ = a.Close()
 		return err
 	}
-	if st.Pending() {
-		return fmt.Errorf("paygate: database schema at version %d, this binary needs %d: run `paygate migrate`", st.Current, st.Target)
-	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, store.Config{MaxConns: cfg.DBMaxConns, FirstCheckAfter: cfg.ReconcileSchedule[0]})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	reads, closeReads, err := openReads(ctx, cfg, db, log.Named("store"))
-	if err != nil {
-		return err
-	}
-	defer closeReads()
-
-	// The processor: the built-in simulator over real HTTP, or Stripe (or stripe-mock, or
-	// an external simulator) at STRIPE_API_BASE.
-	var (
-		simAddr string
-		simDone = make(chan error, 1)
-		baseURL = cfg.StripeAPIBase
-		key     = cfg.StripeKey
-	)
-	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopSim()
-	if cfg.Processor == "sim" {
-		simAddr = lns.sim.Addr().String()
-		var simAccount string
-		if cfg.SimAccountFile != "" {
-			if simAccount, err = sim.AccountFromFile(cfg.SimAccountFile); err != nil {
-				return &configError{Var: "PAYGATE_SIM_ACCOUNT_FILE", Msg: err.Error()}
-			}
-		}
-		s := sim.New(sim.Config{AccountID: simAccount, SecretKey: simSecretKey, Logger: log.Named("sim")})
-		if err := wireSimWebhooks(simCtx, &cfg, s, lns.api.Addr(), log); err != nil {
-			return err
-		}
-		go func() { simDone <- s.Serve(simCtx, lns.sim) }()
-		baseURL, key = "http://"+simAddr, simSecretKey
-	} else {
-		close(simDone)
-	}
-
-	proc, err := processor.New(processor.Config{SecretKey: key, BaseURL: baseURL, Log: log.Named("processor")})
-	if err != nil {
-		return err
-	}
-	acctCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	account, err := proc.Account(acctCtx)
-	cancel()
-	if err != nil {
-		return processorError(cfg, err)
-	}
-	// The processor behind the API base may change account while serve runs (an external
-	// simulator restarted without --account): the watch reads it again periodically and
-	// after every connection that failed, new charges are recorded at its account, and
-	// nothing is sent, replayed or reconciled under an existing charge's key before the
-	// processor confirmed the charge's account.
-	accounts := processor.NewAccountWatch(proc, account, processor.WatchConfig{Every: cfg.AccountRefresh, Log: log.Named("processor"),
-		OnChange: proc.ForgetCards})
-	proc.OnConnectionFailure(accounts.MarkStale)
-	go accounts.Run(ctx)
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	guards, err := newGuards(cfg, db, log.Named("fleet"), reg)
-	if err != nil {
-		return err
-	}
-	go guards.run(ctx)
-	runner := charge.NewRunner(charge.RunnerConfig{
-		Processor: proc,
-		Accounts:  accounts,
-		Policy:    retry.DefaultPolicy(),
-		Guards:    guards,
-		Observer:  charge.NewMetrics(reg),
-		Log:       log.Named("charge"),
-	})
-	charges := charge.NewService(charge.ServiceConfig{Store: db, Runner: runner, Render: api.RenderCharge,
-		Cards: proc, Caps: decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
-		Log: log.Named("charge"), LockMargin: cfg.KeyLockMargin})
-	workersDone := startWorkers(ctx, log.Named("worker"), cfg, charges)
-
-	// Durable background work on River: reconciliation of unknown outcomes and the reaper
-	// of expired idempotency keys.
-	registry := jobs.NewRegistry()
-	if err := jobs.AddKeyReaper(registry, log.Named("jobs"), time.Hour, func(ctx context.Context) (int, error) {
-		n, err := db.ReapKeys(ctx, keyRetention)
-		return int(n), err
-	}); err != nil {
-		return err
-	}
-	processorReads, err := newCountedReads(proc, reg)
-	if err != nil {
-		return err
-	}
-	var replay janitor.Writer
-	if cfg.ReconcileReplay {
-		replay = proc
-	}
-	jan, err := janitor.New(janitor.Config{
-		Store:  db,
-		Replay: replay,
-		Reconciler: reconcile.Config{
-			Accounts:      accounts,
-			Reads:         processorReads,
-			ReadLimiter:   rate.NewLimiter(rate.Limit(cfg.ReadRate), max(1, int(cfg.ReadRate/10))),
-			SearchLimiter: rate.NewLimiter(rate.Limit(cfg.SearchRate), max(1, int(cfg.SearchRate/10))),
-			Policy:        reconcile.Policy{Schedule: cfg.ReconcileSchedule},
-			// The 24 h rule is judged on the database's clock, whichever replica's runs.
-			Now: db.Clock(10 * time.Second),
-		},
-		Caps:       decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
-		SweepEvery: cfg.ReconcileSweep,
-		Log:        log.Named("janitor"),
-	}, registry)
-	if err != nil {
-		return err
-	}
-	webhooks, err := newWebhooks(db, registry, reg, log.Named("webhooks"))
-	if err != nil {
-		return err
-	}
-	auto, err := reattempts.New(db, charges, log.Named("reattempts"), registry, cfg.ReconcileSweep)
-	if err != nil {
-		return err
-	}
-	queue, err := jobs.New(db.Pool(), log.Named("jobs"), registry, jobs.Config{ReplayGuard: replayGuard, ReconcileWorkers: reconcileWorkers})
-	if err != nil {
-		return err
-	}
-	jan.Attach(queue)
-	auto.Attach(queue)
-	webhooks.Attach(queue)
-	if err := queue.RegisterMetrics(reg); err != nil {
-		return err
-	}
-	if err := jan.RegisterMetrics(reg, db); err != nil {
-		return err
-	}
-	if err := queue.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("paygate: job queue: %w", err)
-	}
-
-	handler := api.New(api.Config{
-		Log:            log.Named("http"),
-		Auth:           api.NewCachedAuth(db, keyCacheTTL, 10000),
-		Ready:          readiness{db},
-		Jobs:           queue,
-		Review:         reads,
-		Recon:          jan,
-		Reports:        newReports(reads, cfg),
-		Charges:        charges,
-		Limits:         charge.Limits{MaxAmount: cfg.MaxAmount},
-		Caps:           decline.Caps{VisaReattempts30d: cfg.VisaReattempts30d},
-		InFlightMargin: cfg.InFlightMargin,
-		Registry:       reg,
-		Webhooks:       api.WebhookConfig{Secret: cfg.WebhookSecret, Receiver: webhooks},
-	})
-	ln := lns.api
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      90 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          zap.NewStdLog(log.Named("http")),
-	}
-	startMetricsServer(ctx, log, lns.metrics, reg)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("paygate serving", zap.String("addr", ln.Addr().String()), zap.String("processor", cfg.Processor),
-		zap.String("processor_account", account), zap.String("sim_addr", simAddr), zap.Bool("webhooks", cfg.WebhookSecret != ""))
 	if hooks != nil && hooks.listening != nil {
-		hooks.listening(ln.Addr().String(), simAddr, lns.metrics.Addr().String())
+		hooks.listening(lns.api.Addr().String(), a.simAddr(), lns.metrics.Addr().String())
 	}
-
 	select {
-	case err := <-served:
-		return fmt.Errorf("paygate: http server: %w", err)
-	case err := <-simDone:
-		if err != nil {
-			return fmt.Errorf("paygate: simulator: %w", err)
-		}
-		<-ctx.Done()
+	case err := <-a.Failed():
+		_ = a.Close()
+		return err
 	case <-ctx.Done():
 	}
-	// Graceful shutdown: stop accepting, let requests in flight store their outcomes.
-	log.Info("paygate shutting down", zap.Duration("timeout", cfg.ShutdownTimeout))
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
-	<-workersDone
-	if qerr := queue.Stop(shutdownCtx); qerr != nil {
-		log.Warn("job queue stop", zap.Error(qerr))
-	}
-	guards.close(shutdownCtx, log)
-	stopSim()
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("paygate: shutdown: %w", err)
-	}
-	log.Info("paygate stopped")
-	return nil
+	return a.Close()
 }
 
 // listeners are the addresses serve binds before it starts any work.

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/internal/sim"
 )
 
 // simUsage is the command line of sim.

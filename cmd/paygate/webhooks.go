@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/paygate/paygate/janitor"
+	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/sim"
+	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
 
@@ -106,8 +106,8 @@ func loopback(addr net.Addr) string {
 
 // newWebhooks returns the receiver of the processor's events on db, with its reaper
 // registered on registry; attach it to the queue once that exists.
-func newWebhooks(db *store.DB, registry *jobs.Registry, reg prometheus.Registerer, log *zap.Logger) (*janitor.Webhooks, error) {
-	hooks := janitor.NewWebhooks(db, log)
+func newWebhooks(db *store.DB, registry *jobs.Registry, reg prometheus.Registerer, log *zap.Logger) (*reconcile.Webhooks, error) {
+	hooks := reconcile.NewWebhooks(db, log)
 	if err := hooks.AddReaper(registry); err != nil {
 		return nil, err
 	}

@@ -6,46 +6,15 @@ import (
 	"fmt"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/paygate/paygate/charge"
-	"github.com/paygate/paygate/janitor"
 	"github.com/paygate/paygate/jobs"
-	"github.com/paygate/paygate/reattempts"
+	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
 )
 
 // keyRetention is how long an inbound idempotency key is kept after its charge reached a
 // final state: at least the 24 h the contract promises.
 const keyRetention = 25 * time.Hour
-
-// startWorkers runs the completer of charges left mid-flight until ctx ends. Every replica
-// runs it; the store's row locks keep two replicas off one charge. The returned channel
-// closes when it has stopped.
-func startWorkers(ctx context.Context, log *zap.Logger, cfg config, charges *charge.Service) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		complete := time.NewTicker(cfg.CompleterInterval)
-		defer complete.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-complete.C:
-				// A pass that started finishes its charges even while the process stops:
-				// a resumed charge must end with a stored outcome.
-				n, err := charges.Complete(context.WithoutCancel(ctx), charge.CompleterConfig{Idle: cfg.CompleterIdle})
-				if err != nil {
-					log.Error("completer pass failed", zap.Error(err))
-				} else if n > 0 {
-					log.Info("completer resumed charges", zap.Int("charges", n))
-				}
-			}
-		}
-	}()
-	return done
-}
 
 // readiness is ready when the store and the job queue's schema are.
 type readiness struct{ db *store.DB }
@@ -64,9 +33,9 @@ func (r readiness) Ready(ctx context.Context) error {
 // enforces it on every path). A kind this binary does not know is refused.
 func replayGuard(_ context.Context, kind string, _ json.RawMessage) error {
 	switch kind {
-	case janitor.CheckArgs{}.Kind(), janitor.SweepArgs{}.Kind(), janitor.EventArgs{}.Kind(), janitor.WebhookReaperArgs{}.Kind(),
-		reattempts.Args{}.Kind(),
-		reattempts.SweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
+	case reconcile.CheckArgs{}.Kind(), reconcile.SweepArgs{}.Kind(), reconcile.EventArgs{}.Kind(),
+		reconcile.WebhookReaperArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind(),
+		charge.AutoSweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
 		return nil
 	}
 	return fmt.Errorf("unknown job kind %q", kind)

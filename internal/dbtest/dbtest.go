@@ -29,7 +29,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paygate/paygate/migrations"
-	"github.com/paygate/paygate/store"
 )
 
 var (
@@ -82,12 +81,6 @@ func Tx(t testing.TB) pgx.Tx {
 	}
 	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
 	return tx
-}
-
-// Store returns a store inside a rolled-back transaction.
-func Store(t testing.TB) *store.DB {
-	t.Helper()
-	return store.New(Tx(t))
 }
 
 // NewDatabase clones the template into a database of the test's own, dropped when the test
@@ -192,7 +185,7 @@ func template(ctx context.Context, admin string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := store.Migrate(ctx, u); err != nil {
+	if _, err := migrations.Apply(ctx, u); err != nil {
 		return "", err
 	}
 	_, err = conn.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{name}.Sanitize()+` WITH IS_TEMPLATE true`)
