@@ -100,6 +100,8 @@ var sentinels = []struct {
 		Message: "resolve only after a reconciliation in the last 10 minutes, made once no attempt could still be executing, found nothing conclusive: POST /v1/charges/{id}/reconcile first"}},
 	{reconcile.ErrNotResolvable, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_resolvable",
 		Message: "only a pending charge, or one in review, can be resolved by hand"}},
+	{reconcile.ErrDeclineStands, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "decline_stands",
+		Message: "the processor declined this charge; resolve it with outcome declined to acknowledge its review", Param: "outcome"}},
 	{jobs.ErrNotDead, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "job_not_dead",
 		Message: "only a dead letter can be replayed"}},
 	{jobs.ErrDuplicate, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "job_duplicate",

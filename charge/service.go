@@ -370,6 +370,9 @@ func (s *Service) carry(ctx context.Context, r run) (Response, error) {
 	finishCtx, cancelFinish := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancelFinish()
 	fp := FinishParams{MerchantID: r.MerchantID, Key: r.Key, Charge: c, Attempts: out.Attempts, Card: co, Next: next, Moved: reached}
+	if c.Status == StatusDeclined {
+		fp.Review = s.possibleDuplicate(finishCtx, c, cl.Hold, r.Now)
+	}
 	if err := s.finish(finishCtx, fp, resp); err != nil {
 		if errors.Is(err, ErrSettled) {
 			// This run stalled past its key's lock and the charge was settled without it:
@@ -384,6 +387,22 @@ func (s *Service) carry(ctx context.Context, r run) (Response, error) {
 		resp.RetryAfter = out.RetryAfter
 	}
 	return resp, nil
+}
+
+// possibleDuplicate returns the review charge c, declined with hold at at, enters: for a
+// possible duplicate, the queue with the earlier payments on its card that may be its
+// order's first; nil for any other decline.
+func (s *Service) possibleDuplicate(ctx context.Context, c *Charge, hold decline.Hold, at time.Time) *Review {
+	q := PossibleDuplicateQuery(c, hold, at)
+	if q == nil {
+		return PossibleDuplicate(c, hold, nil, false)
+	}
+	earlier, err := s.store.Payments(ctx, *q)
+	if err != nil {
+		s.log.Warn("a possible duplicate's earlier payments could not be read: it goes to review without them",
+			zap.String("charge_id", c.ID), zap.Error(err))
+	}
+	return PossibleDuplicate(c, hold, earlier, err == nil)
 }
 
 // unsendable ends a run that may send nothing under the charge's key: the processor's key

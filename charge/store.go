@@ -36,6 +36,9 @@ type Store interface {
 	// died (lock expired, unchanged for longer than idle) for lockFor, and returns them
 	// with the database clock.
 	ClaimStuck(ctx context.Context, idle, lockFor time.Duration, limit int) ([]Claim, time.Time, error)
+	// Payments returns the charges q names, newest first: the earlier payments on a card a
+	// possible duplicate's review names (see PossibleDuplicate).
+	Payments(ctx context.Context, q PaymentsQuery) ([]Payment, error)
 }
 
 // ErrNotApplied is returned by Store.Create when the creation's assumptions do not hold.
@@ -234,6 +237,9 @@ type FinishParams struct {
 	// (Charge.ProcessorAccount) with its card as read there (Charge.Card): the card's
 	// history moves with it.
 	Moved bool
+	// Review puts the charge in the review queue with its outcome (see PossibleDuplicate);
+	// nil: none.
+	Review *Review
 }
 
 // NextReattempt is the next step of an automatic reattempt chain: the reattempt's charge id,

@@ -48,6 +48,9 @@ type Standing struct {
 	// Holders are the other live charges that hold the charge's reference and a place in its
 	// reattempt chain (see charge.Revived).
 	Holders charge.Duplicates
+	// Earlier are the payments on the card that may be the first of the charge's order, read
+	// with the card's history (see charge.PossibleDuplicate).
+	Earlier []charge.Payment
 }
 
 // CheckPlan is what recording one check writes, decided by PlanCheck on the charge's
@@ -128,6 +131,14 @@ func PlanCheck(chk Check, s Standing, caps decline.Caps) (CheckPlan, error) {
 			p.Resolve = &Resolution{Status: charge.StatusPending, Reopen: true, Card: &charge.CardOutcome{Outcome: decline.Pending}}
 		}
 	}
+	var possible *charge.Review
+	if res := p.Resolve; res != nil && res.Status == charge.StatusDeclined && res.Card != nil {
+		// A decline the issuer gave as a duplicate of a recent transaction: the order may be
+		// paid already, and a person confirms it.
+		if possible = charge.PossibleDuplicate(c, res.Card.Hold, s.Earlier, true); possible != nil {
+			p.Review, p.ReviewReason = true, possible.Reason
+		}
+	}
 	if duplicate(c) && p.Resolve != nil && p.Resolve.Status == charge.StatusSucceeded {
 		// A second payment for one order, now proven: it stays first in line until a person
 		// refunds one and resolves it.
@@ -148,6 +159,10 @@ func PlanCheck(chk Check, s Standing, caps decline.Caps) (CheckPlan, error) {
 	}
 	p.Body = body
 	p.trail(s, d)
+	if possible != nil && p.Resolve != nil {
+		p.Events = append(p.Events, charge.Event{Actor: Actor, Action: "review", Reason: possible.Reason,
+			StatusBefore: string(p.Resolve.Status), StatusAfter: string(p.Resolve.Status), Evidence: possible.Evidence})
+	}
 	return p, nil
 }
 

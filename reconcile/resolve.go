@@ -19,6 +19,11 @@ var ErrReconcileFirst = errors.New("reconcile: a recent reconciliation must have
 // not in review.
 var ErrNotResolvable = errors.New("reconcile: the charge is neither pending nor in review")
 
+// ErrDeclineStands is returned by a manual resolution of a charge in review as a possible
+// duplicate payment (charge.ReasonPossibleDuplicate) as anything but declined: the
+// processor declined it, and a resolution as declined is how a person acknowledges it.
+var ErrDeclineStands = errors.New("reconcile: the processor declined the charge; resolve it declined to acknowledge it")
+
 // ErrAttemptInFlight is returned (as an *AttemptInFlightError) by a manual resolution while
 // an attempt of the charge may still be executing at the processor: whatever a check finds
 // then, the attempt may still take effect.
@@ -88,8 +93,9 @@ type ManualStanding struct {
 	Now time.Time
 	// Charge is the charge as it is now.
 	Charge *charge.Charge
-	// InReview reports the charge in the review queue.
-	InReview bool
+	// InReview reports the charge in the review queue, for ReviewReason.
+	InReview     bool
+	ReviewReason string
 	// LastCheckAt is when its last reconciliation check ran, LastInconclusiveAt when the
 	// last inconclusive one did (nil: none), and Evidence the last check's record.
 	LastCheckAt        *time.Time
@@ -169,6 +175,9 @@ func (m ManualResolution) Plan(s ManualStanding) (ManualPlan, error) {
 		margin = DefaultInFlightMargin
 	}
 	c := s.Charge
+	if s.InReview && s.ReviewReason == charge.ReasonPossibleDuplicate && c.Status == charge.StatusDeclined {
+		return m.acknowledge(s)
+	}
 	until := s.InFlight.Until(c.Status, margin, s.Now)
 	if s.Now.Before(until) {
 		return ManualPlan{}, &AttemptInFlightError{Until: until}
@@ -194,6 +203,21 @@ func (m ManualResolution) Plan(s ManualStanding) (ManualPlan, error) {
 		Action: "manual_resolution", StatusBefore: string(c.Status), StatusAfter: string(m.Outcome), Note: m.Note,
 		Evidence: s.Evidence})
 	return ManualPlan{Resolution: res, Events: events}, nil
+}
+
+// acknowledge decides the resolution of a declined charge in review as a possible duplicate
+// payment: nothing was in flight or unknown (the processor answered), so no reconciliation
+// comes first; the decline stands as the processor gave it, and the operator's note says what
+// became of the order (paid by its first payment, or not). The charge leaves the queue.
+func (m ManualResolution) acknowledge(s ManualStanding) (ManualPlan, error) {
+	c := s.Charge
+	if m.Outcome != charge.StatusDeclined {
+		return ManualPlan{}, ErrDeclineStands
+	}
+	res := Resolution{Status: charge.StatusDeclined, Decline: c.Decline}
+	return ManualPlan{Resolution: res, Events: []charge.Event{{Actor: m.Actor, Action: "manual_resolution",
+		Reason: charge.ReasonPossibleDuplicate, StatusBefore: string(c.Status), StatusAfter: string(c.Status),
+		Note: m.Note, Evidence: s.Evidence}}}, nil
 }
 
 // reconciled returns nil when the charge of s may be resolved by hand, every attempt having

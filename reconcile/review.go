@@ -16,7 +16,8 @@ type ReviewItem struct {
 	// a second payment for one order), then the oldest charge first.
 	Rank  int
 	Since time.Time
-	// Evidence is the last reconciliation check's record.
+	// Evidence is the last reconciliation check's record, or the evidence the charge entered
+	// review with when no check put it there (a possible duplicate payment).
 	Evidence json.RawMessage
 	// Checks are all the charge's reconciliation checks, oldest first.
 	Checks []json.RawMessage

@@ -188,28 +188,45 @@ const finishSQL = finishHeadSQL + `,
 	)
 	SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM cur)`
 
-// FinishCharge implements charge.Store: one statement (finishSettledSQL for the common
-// outcome, finishSQL for the rest), or for a refusal the card's lock and the statement in
-// one round trip.
+// FinishCharge implements charge.Store: one statement (finishFirstSQL, else
+// finishSettledSQL, for the common outcome; finishSQL for the rest), or for a refusal the
+// card's lock and the statement in one round trip, and for a charge that enters review
+// (p.Review) the statement and its review in one transaction.
 func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	sql, args := finishStatement(p, db.firstCheck)
 	var updated, found bool
 	var err error
 	c := p.Charge
-	if refusal(p) && c.Card != nil && c.ProcessorAccount != "" {
+	lock := refusal(p) && c.Card != nil && c.ProcessorAccount != ""
+	if lock || p.Review != nil {
 		var tx *pipelinedTx
 		if tx, err = db.pipeline(ctx); err != nil {
 			return err
 		}
 		defer tx.close(ctx)
 		b := &pgx.Batch{}
-		b.Queue(cardLockSQL, c.ProcessorAccount, c.Card.Fingerprint)
+		if lock {
+			b.Queue(cardLockSQL, c.ProcessorAccount, c.Card.Fingerprint)
+		}
 		b.Queue(sql, args...)
+		if r := p.Review; r != nil {
+			b.Queue(enterReviewSQL, c.ID, string(c.Status), r.Reason, nullJSON(r.Evidence))
+		}
 		err = tx.send(ctx, b, true, func(br pgx.BatchResults) error {
-			if _, err := br.Exec(); err != nil {
+			if lock {
+				if _, err := br.Exec(); err != nil {
+					return err
+				}
+			}
+			if err := br.QueryRow().Scan(&updated, &found); err != nil {
 				return err
 			}
-			return br.QueryRow().Scan(&updated, &found)
+			if p.Review != nil {
+				if _, err := br.Exec(); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	} else {
 		err = db.statement(ctx, func(q querier) error {
@@ -235,6 +252,54 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 		return fmt.Errorf("store: finish charge %s: %w", c.ID, charge.ErrSettled)
 	}
 	return nil
+}
+
+// enterReviewSQL puts a charge whose outcome is $2 in the review queue for reason $3, with
+// the audit event that says why ($4: the evidence), if the outcome was stored (the charge
+// has it now) and the charge is not in review already.
+const enterReviewSQL = `
+	WITH r AS (
+		INSERT INTO reconciliations (charge_id, in_review, review_reason, review_rank, review_since)
+		SELECT id, true, $3, 0, clock_timestamp() FROM charges WHERE id = $1 AND status = $2
+		ON CONFLICT (charge_id) DO UPDATE SET in_review = true, review_reason = EXCLUDED.review_reason,
+			review_since = EXCLUDED.review_since
+		 WHERE NOT reconciliations.in_review
+		RETURNING charge_id
+	)
+	INSERT INTO charge_events (charge_id, actor, action, reason, status_before, status_after, evidence)
+	SELECT charge_id, 'gateway', 'review', $3, $2, $2, $4 FROM r`
+
+// paymentsSQL reads the charges recorded on a card in a window, but one, newest first.
+const paymentsSQL = `
+	SELECT id, merchant_id, amount, currency, status, created_at FROM charges
+	 WHERE processor_account = $1 AND card_fingerprint = $2 AND card_at >= $3 AND card_at < $4 AND id <> $5
+	 ORDER BY card_at DESC
+	 LIMIT 100`
+
+// Payments implements charge.Store.
+func (db *DB) Payments(ctx context.Context, q charge.PaymentsQuery) ([]charge.Payment, error) {
+	return payments(ctx, db.pool, q)
+}
+
+// payments runs paymentsSQL for q on db.
+func payments(ctx context.Context, db interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, q charge.PaymentsQuery) ([]charge.Payment, error) {
+	rows, err := db.Query(ctx, paymentsSQL, q.Account, q.Fingerprint, q.From, q.To, q.Except)
+	if err != nil {
+		return nil, fmt.Errorf("store: payments on a card: %w", interpretError(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (charge.Payment, error) {
+		var p charge.Payment
+		var status string
+		err := r.Scan(&p.ChargeID, &p.MerchantID, &p.Amount, &p.Currency, &status, &p.CreatedAt)
+		p.Status = charge.Status(status)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: payments on a card: %w", interpretError(err))
+	}
+	return out, nil
 }
 
 // refusal reports whether p's outcome puts a refusal on the card's record.

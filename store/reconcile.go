@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/reconcile"
 )
 
@@ -179,6 +180,12 @@ func standing(ctx context.Context, tx pgx.Tx, q reconcile.StandingQuery) (reconc
 	if q.CardHistory {
 		if s.History, s.HistoryAt, err = othersHistory(ctx, tx, c); err != nil {
 			return s, err
+		}
+		// A decline may be a possible duplicate: the payments that may be its order's first.
+		if pq := charge.PossibleDuplicateQuery(c, decline.HoldNoReattempt, c.CreatedAt); pq != nil {
+			if s.Earlier, err = payments(ctx, tx, *pq); err != nil {
+				return s, err
+			}
 		}
 	}
 	return s, nil

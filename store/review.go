@@ -16,11 +16,14 @@ import (
 
 // ReviewQueue returns the merchant's charges in review: the riskiest first (processor
 // evidence contradicting a manual resolution), then the oldest charge first, each with every
-// check made so far.
+// check made so far and the evidence of the last (of the review's entry, for a charge no
+// check put there).
 func (db *DB) ReviewQueue(ctx context.Context, merchantID string, limit int) ([]reconcile.ReviewItem, error) {
 	rows, err := db.pool.Query(ctx, `
 		SELECT `+chargeColumns+`, COALESCE(r.review_reason, ''), r.review_rank, COALESCE(r.review_since, c.created_at),
-			(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1),
+			COALESCE((SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1),
+				(SELECT e.evidence FROM charge_events e WHERE e.charge_id = c.id AND e.action = 'review'
+				  ORDER BY e.id DESC LIMIT 1)),
 			(SELECT COALESCE(array_agg(k.body ORDER BY k.n), '{}') FROM reconciliation_checks k WHERE k.charge_id = c.id)
 		  FROM reconciliations r JOIN charges c ON c.id = r.charge_id
 		 WHERE r.in_review AND c.merchant_id = $1
@@ -108,8 +111,10 @@ func (db *DB) ChargeTrail(ctx context.Context, merchantID, chargeID string) ([]c
 
 // manualStandingSQL reads a charge's reconcile.ManualStanding, but its card's history.
 const manualStandingSQL = `
-	SELECT ` + chargeColumns + `, clock_timestamp(), COALESCE(r.in_review, false), r.last_inconclusive_at, r.last_check_at,
-		(SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1),
+	SELECT ` + chargeColumns + `, clock_timestamp(), COALESCE(r.in_review, false), COALESCE(r.review_reason, ''),
+		r.last_inconclusive_at, r.last_check_at,
+		COALESCE((SELECT k.body FROM reconciliation_checks k WHERE k.charge_id = c.id ORDER BY k.n DESC LIMIT 1),
+			(SELECT e.evidence FROM charge_events e WHERE e.charge_id = c.id AND e.action = 'review' ORDER BY e.id DESC LIMIT 1)),
 		(SELECT max(a.started_at + a.timeout_ms * interval '1 millisecond') FROM charge_attempts a WHERE a.charge_id = c.id),
 		(SELECT k.locked_until FROM idempotency_keys k WHERE k.merchant_id = c.merchant_id AND k.key = c.idempotency_key
 		    AND k.charge_id = c.id),
@@ -181,7 +186,7 @@ func manualStanding(ctx context.Context, tx pgx.Tx, merchantID, chargeID string,
 		return s, fmt.Errorf("store: lock charge: %w", interpretError(err))
 	}
 	f := &s.InFlight
-	c, err := scanCharge(rowWithTail{tx.QueryRow(ctx, manualStandingSQL, chargeID, merchantID), []any{&s.Now, &s.InReview,
+	c, err := scanCharge(rowWithTail{tx.QueryRow(ctx, manualStandingSQL, chargeID, merchantID), []any{&s.Now, &s.InReview, &s.ReviewReason,
 		&s.LastInconclusiveAt, &s.LastCheckAt, &s.Evidence, &f.AttemptsEnd, &f.LockedUntil, &f.ReplayAt,
 		&s.Holders.Reference, &s.Holders.Reattempt}})
 	if err != nil {
