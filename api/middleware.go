@@ -55,13 +55,13 @@ func withAccessLog(log *zap.Logger) echo.MiddlewareFunc {
 			if err != nil {
 				c.Error(err) // writes the envelope so that the status below is the one sent
 			}
-			fields := []zap.Field{
+			fields := make([]zap.Field, 0, 7)
+			fields = append(fields,
 				zap.String("request_id", requestID(c)),
 				zap.String("method", c.Request().Method),
 				zap.String("route", routeOf(c)),
 				zap.Int("status", c.Response().Status),
-				zap.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),
-			}
+				zap.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000))
 			if p, ok := principalOf(c); ok {
 				fields = append(fields, zap.String("merchant_id", p.MerchantID), zap.String("key_id", p.KeyID))
 			}

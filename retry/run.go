@@ -130,7 +130,9 @@ func NewRun(now time.Time, p Policy, op Operation) (*Run, error) {
 			IdempotencyKey: op.IdempotencyKey,
 			Start:          now,
 			Deadline:       deadline,
-			Attempts:       make([]AttemptRecord, 0, min(p.MaxAttempts, 8)),
+			// Most operations take one attempt: room for more is made when
+			// a retry needs it.
+			Attempts: make([]AttemptRecord, 0, 1),
 		},
 	}, nil
 }
