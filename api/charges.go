@@ -55,9 +55,9 @@ func (h *chargeHandlers) create(c echo.Context) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	fp, err := idempotency.FingerprintOf(c.Request().Method, c.Request().URL.Path, body)
-	if err != nil {
-		return invalid("invalid_json", "", "the request body is not valid JSON")
+	fp, apiErr := fingerprint(c, body, scan)
+	if apiErr != nil {
+		return apiErr
 	}
 	resp, err := h.charges.Create(c.Request().Context(), charge.CreateParams{
 		MerchantID:  p.MerchantID,
@@ -96,14 +96,28 @@ func (h *chargeHandlers) reattempt(c echo.Context) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	fp, err := idempotency.FingerprintOf(c.Request().Method, c.Request().URL.Path, body)
-	if err != nil {
-		return invalid("invalid_json", "", "the request body is not valid JSON")
+	fp, apiErr := fingerprint(c, body, scan)
+	if apiErr != nil {
+		return apiErr
 	}
 	resp, err := h.charges.Reattempt(c.Request().Context(), charge.ReattemptParams{
 		MerchantID: p.MerchantID, Key: key, Fingerprint: fp, ChargeID: id, PaymentMethod: pm, Timeout: timeout,
 	})
 	return writeCreate(c, resp, err)
+}
+
+// fingerprint returns the idempotency fingerprint of the request whose body was scanned
+// as scan: from the canonical form the scan built, else from the body.
+func fingerprint(c echo.Context, body []byte, scan bodyScan) (idempotency.Fingerprint, *Error) {
+	r := c.Request()
+	if scan.canonical != nil {
+		return idempotency.FingerprintCanonical(r.Method, r.URL.Path, scan.canonical), nil
+	}
+	fp, err := idempotency.FingerprintOf(r.Method, r.URL.Path, body)
+	if err != nil {
+		return fp, invalid("invalid_json", "", "the request body is not valid JSON")
+	}
+	return fp, nil
 }
 
 // keyedRequest reads what every keyed POST carries: the Idempotency-Key, the caller's

@@ -143,6 +143,9 @@ type bodyScan struct {
 	// the top level).
 	notUTF8      bool
 	notUTF8Param string
+	// canonical is the body's canonical JSON (idempotency.Canonical) when it is one JSON
+	// value; nil otherwise.
+	canonical []byte
 }
 
 // scanFrame is an object or array open at a point of the token stream.
@@ -178,6 +181,8 @@ func scanBody(body []byte) bodyScan {
 		// Not one JSON value: the decoder says so.
 		s.duplicate, s.duplicateParam = false, ""
 		s.notUTF8, s.notUTF8Param = false, ""
+	} else if len(sc.stack) == 0 {
+		s.canonical = sc.canon.out // complete: not cut off inside an object or array
 	}
 	if s.duplicate && charge.ContainsCardNumber(s.duplicateParam) {
 		s.card = true // never echoed, even when only the path of keys looks like one
@@ -191,6 +196,7 @@ type scanner struct {
 	dec        *json.Decoder
 	s          bodyScan
 	stack      []scanFrame
+	canon      canonWriter
 	values     int  // top-level values begun
 	rawChecked bool // the raw body was checked for a card number
 }
@@ -202,6 +208,14 @@ func (sc *scanner) checkRaw() {
 		sc.rawChecked = true
 		sc.s.card = sc.s.card || charge.ContainsCardNumber(string(sc.body))
 	}
+}
+
+// key is the current key of the innermost open object; "" in an array or at the top level.
+func (sc *scanner) key() string {
+	if top := sc.top(); top != nil && top.object {
+		return top.key
+	}
+	return ""
 }
 
 // top is the innermost open object or array; nil at the top level.
@@ -234,14 +248,22 @@ func (sc *scanner) next() bool {
 		if sc.str(t, sc.body[from:sc.dec.InputOffset()]) {
 			return true // a key: its value follows
 		}
+		sc.canon.str(sc.key(), t)
 	case json.Number:
 		sc.s.card = sc.s.card || charge.ContainsCardNumber(t.String())
+		sc.canon.literal(sc.key(), t.String())
+	case bool:
+		sc.canon.literal(sc.key(), strconv.FormatBool(t))
+	case nil:
+		sc.canon.literal(sc.key(), "null")
 	case json.Delim:
 		if t == '{' || t == '[' {
+			sc.canon.open(t == '{', sc.key())
 			sc.stack = append(sc.stack, scanFrame{object: t == '{', wantKey: t == '{'})
 			return true // the value ends with its closing delimiter
 		}
 		sc.stack = sc.stack[:len(sc.stack)-1]
+		sc.canon.close(sc.key())
 	}
 	// A value ended: the next token of its container is a key, or the next element.
 	if top := sc.top(); top != nil {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/idempotency"
 )
 
 var lim = charge.Limits{MaxAmount: 99_999_999}
@@ -240,6 +241,35 @@ func FuzzDecodeChargeRequest(f *testing.F) {
 		b, _ := json.Marshal(r)
 		if holdsCardNumber(b) || charge.ContainsCardNumber(r.PaymentMethod) {
 			t.Fatalf("accepted card data: %s", b)
+		}
+	})
+}
+
+// FuzzCanonicalScan: the canonical JSON scanBody builds on its way is exactly
+// idempotency.Canonical's, and exists exactly when the body is one JSON value, so that a
+// fingerprint taken from the scan is the fingerprint of the body.
+func FuzzCanonicalScan(f *testing.F) {
+	for _, s := range []string{
+		`{"amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`,
+		`{"b":1,"a":{"z":[1,{"y":2,"x":[]},"s"],"a":null},"A":true,"c":false}`,
+		`{"a":1,"a":{"b":2}}`, `[1,[2,[3]],{}]`, `"\u2028\u00e9\b\f<>&\"\\\u0001"`, "\"\xff\xfe\"",
+		`{"amount":1e400,"x":-0.5E+3}`, `{} {}`, `{"a":`, " 12 ", `null`, `{"\ud800":1}`, `{"a":"x","A":"y"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		if len(bytes.TrimSpace([]byte(body))) == 0 {
+			return // Canonical's null for no body is the caller's: there is no value to scan
+		}
+		want, err := idempotency.Canonical([]byte(body))
+		got := scanBody([]byte(body)).canonical
+		switch {
+		case err != nil && got != nil:
+			t.Fatalf("%q: canonical %s from a body that is not one JSON value (%v)", body, got, err)
+		case err == nil && got == nil:
+			t.Fatalf("%q: no canonical form, want %s", body, want)
+		case err == nil && !bytes.Equal(got, want):
+			t.Fatalf("%q: canonical\n got  %s\n want %s", body, got, want)
 		}
 	})
 }

@@ -46,12 +46,21 @@ func FingerprintOf(method, path string, body []byte) (Fingerprint, error) {
 	if err != nil {
 		return Fingerprint{}, err
 	}
+	return FingerprintCanonical(method, path, canon), nil
+}
+
+// FingerprintCanonical returns the fingerprint of a request whose body's canonical JSON
+// (Canonical) is canon: for a caller that has it already.
+func FingerprintCanonical(method, path string, canon []byte) Fingerprint {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", method, path)
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write([]byte(path))
+	h.Write([]byte{0})
 	h.Write(canon)
 	var fp Fingerprint
 	h.Sum(fp[:0])
-	return fp, nil
+	return fp
 }
 
 // Canonical returns body as canonical JSON: one value, object keys sorted, no insignificant

@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"testing"
@@ -56,6 +57,13 @@ func TestFingerprint(t *testing.T) {
 		if other == a {
 			t.Errorf("a different %s gave the same fingerprint", name)
 		}
+	}
+	// Stored keys carry fingerprints: the definition never changes under them.
+	if want := sha256.Sum256([]byte("POST\x00/v1/charges\x00" + `{"amount":100,"currency":"usd","metadata":{"a":"1","b":"2"}}`)); a != Fingerprint(want) {
+		t.Error("the fingerprint is no longer sha256(method NUL path NUL canonical body)")
+	}
+	if c := FingerprintCanonical("POST", "/v1/charges", []byte(`{"amount":100,"currency":"usd","metadata":{"a":"1","b":"2"}}`)); c != a {
+		t.Error("FingerprintCanonical of the canonical body differs from FingerprintOf")
 	}
 	if _, err := FingerprintOf("POST", "/", []byte(`{"a":1} {"b":2}`)); err == nil {
 		t.Error("two JSON values: got nil error")
