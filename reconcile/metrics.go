@@ -41,9 +41,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // RegisterMetrics registers the reconciliation metrics: the pending count and the oldest
-// pending age, the review queue's size (read at each scrape), and checks by kind and path.
+// pending age, the review queue's size (read at each scrape), checks by kind and path, and
+// the sweeps with the list pages they read and the checks they recorded.
 func (j *Janitor) RegisterMetrics(reg prometheus.Registerer, src StatsSource) error {
 	if err := reg.Register(collector{src: src}); err != nil {
+		return err
+	}
+	if err := j.sweeps.register(reg); err != nil {
 		return err
 	}
 	return reg.Register(j.checks)
