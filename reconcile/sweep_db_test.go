@@ -1,0 +1,297 @@
+package reconcile_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/jobs"
+	"github.com/paygate/paygate/processor"
+	"github.com/paygate/paygate/reconcile"
+)
+
+// opReads counts the processor reads by operation.
+type opReads struct {
+	reconcile.Reads
+	retrieve, list, search atomic.Int64
+}
+
+func (o *opReads) Retrieve(ctx context.Context, id string) (processor.Intent, processor.ReadResult) {
+	o.retrieve.Add(1)
+	return o.Reads.Retrieve(ctx, id)
+}
+
+func (o *opReads) ListByCreated(ctx context.Context, from, to time.Time, after string, limit int) (processor.IntentPage, processor.ReadResult) {
+	o.list.Add(1)
+	return o.Reads.ListByCreated(ctx, from, to, after, limit)
+}
+
+func (o *opReads) SearchByCharge(ctx context.Context, id string) ([]processor.Intent, processor.ReadResult) {
+	o.search.Add(1)
+	return o.Reads.SearchByCharge(ctx, id)
+}
+
+// sweeps is a janitor bundle whose reads are counted by operation, with list pages of
+// pageSize.
+type sweeps struct {
+	*janitorBundle
+	reads *opReads
+}
+
+func setupSweeps(t *testing.T, pageSize int) *sweeps {
+	t.Helper()
+	b := setupJanitor(t)
+	s := &sweeps{janitorBundle: b, reads: &opReads{Reads: b.reads}}
+	var err error
+	b.j, err = reconcile.NewJanitor(reconcile.JanitorConfig{Store: b.db, Log: zaptest.NewLogger(t),
+		Reconciler: reconcile.Config{Account: b.account, Reads: s.reads, ListPageSize: pageSize}}, jobs.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// due makes the charges' next check due now.
+func (b *janitorBundle) due(t *testing.T, ids ...string) {
+	t.Helper()
+	if _, err := dbtest.Pool(t).Exec(b.ctx, `
+		INSERT INTO reconciliations (charge_id, next_check_at) SELECT id, clock_timestamp() - interval '1 second' FROM unnest($1::text[]) id
+		ON CONFLICT (charge_id) DO UPDATE SET next_check_at = EXCLUDED.next_check_at`, ids); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checks returns how many checks each charge has.
+func (b *janitorBundle) checks(t *testing.T, ids []string) map[string]int {
+	t.Helper()
+	rows, err := dbtest.Pool(t).Query(b.ctx, `SELECT charge_id, count(*) FROM reconciliation_checks WHERE charge_id = ANY($1) GROUP BY charge_id`, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = n
+	}
+	return out
+}
+
+// TestSweepSettlesMany: one sweep of an account checks every due charge whose PaymentIntent id
+// is unknown with one list pass over their send windows: each charge gets one check on the
+// shared listing; the charges the listing finds are settled with their PaymentIntent, the one
+// it does not find gets the search a single check makes and stays pending. A charge whose id
+// is known, or of another account, is not swept; the swept charges are not due again.
+func TestSweepSettlesMany(t *testing.T) {
+	t.Parallel()
+	s := setupSweeps(t, 100)
+	const paid = 60
+	var ids []string
+	for i := range paid + 1 {
+		id := s.pending(t, "pm_card_visa")
+		if i < paid {
+			s.pay(t, id, "pm_card_visa")
+		}
+		ids = append(ids, id)
+	}
+	known := s.pending(t, "pm_card_visa")
+	s.pay(t, known, "pm_card_visa")
+	if _, err := dbtest.Pool(t).Exec(s.ctx, `UPDATE charges SET processor_ref = 'pi_known' WHERE id = $1`, known); err != nil {
+		t.Fatal(err)
+	}
+	other := s.pending(t, "pm_card_visa")
+	if _, err := dbtest.Pool(t).Exec(s.ctx, `UPDATE charges SET processor_account = 'acct_other' WHERE id = $1`, other); err != nil {
+		t.Fatal(err)
+	}
+	s.due(t, append([]string{known, other}, ids...)...)
+
+	res, err := s.j.SweepAccount(s.ctx, s.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Checks) != paid+1 || res.Settled() != paid || res.Spans != 1 || res.Stale != 0 {
+		t.Fatalf("sweep: got %d checks, %d settled, %d spans, %d stale; want %d, %d, 1, 0",
+			len(res.Checks), res.Settled(), res.Spans, res.Stale, paid+1, paid)
+	}
+	// The simulator holds the paid charges' PaymentIntents (and the known one's): one page.
+	if l, sr, rt := s.reads.list.Load(), s.reads.search.Load(), s.reads.retrieve.Load(); l != 1 || sr != 1 || rt != 0 {
+		t.Fatalf("reads: got %d list pages, %d searches, %d retrieves; want 1, 1 (the charge not found), 0", l, sr, rt)
+	}
+	if got := s.checks(t, append([]string{known, other}, ids...)); len(got) != paid+1 || got[known] != 0 || got[other] != 0 {
+		t.Fatalf("checks per charge: got %v, want one for each swept charge, none for the others", got)
+	}
+	for i, id := range ids {
+		c, err := s.db.Charge(s.ctx, s.merchant, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chk := s.lastCheck(t, id)
+		l := chk.Evidence.List
+		if l == nil || l.Sweep == nil || l.Sweep.Charges != paid+1 || !l.Complete || l.Pages != 1 {
+			t.Fatalf("%s: listing %+v, want the sweep's complete pass over %d charges", id, l, paid+1)
+		}
+		if i < paid {
+			if c.Status != charge.StatusSucceeded || c.ProcessorRef == "" || chk.Decision.Path != reconcile.PathList {
+				t.Fatalf("%s: got %s ref %q path %s, want succeeded by the listing with its PaymentIntent", id, c.Status, c.ProcessorRef, chk.Decision.Path)
+			}
+			continue
+		}
+		if c.Status != charge.StatusPending || chk.Decision.Kind != reconcile.KindPending || chk.Evidence.Search == nil || len(l.Intents) != 0 {
+			t.Fatalf("%s: got %s, decision %+v, search %+v; want pending after the listing and the search", id, c.Status, chk.Decision, chk.Evidence.Search)
+		}
+	}
+	if again, err := s.j.SweepAccount(s.ctx, s.account); err != nil || len(again.Checks) != 0 || again.Pages != 0 {
+		t.Fatalf("a second sweep: got %d checks, %d pages, %v; want nothing due", len(again.Checks), again.Pages, err)
+	}
+}
+
+// TestSweepPagesThrough: a window larger than a page is read with the cursor until its end;
+// every charge is settled from the pages, one check each.
+func TestSweepPagesThrough(t *testing.T) {
+	t.Parallel()
+	s := setupSweeps(t, 7)
+	var ids []string
+	for range 30 {
+		id := s.pending(t, "pm_card_visa")
+		s.pay(t, id, "pm_card_visa")
+		ids = append(ids, id)
+	}
+	s.due(t, ids...)
+	res, err := s.j.SweepAccount(s.ctx, s.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Settled() != 30 || res.Pages != 5 || s.reads.list.Load() != 5 || s.reads.search.Load() != 0 {
+		t.Fatalf("sweep: got %d settled, %d pages (%d listed, %d searches); want 30 from 5 pages of 7, no search",
+			res.Settled(), res.Pages, s.reads.list.Load(), s.reads.search.Load())
+	}
+	for id, n := range s.checks(t, ids) {
+		if n != 1 {
+			t.Fatalf("%s: %d checks, want 1", id, n)
+		}
+	}
+}
+
+// TestSweepClaims: sweeps running at once take disjoint charges: each charge is checked once.
+// A claim holds the charges until its lease ends; then they are due again.
+func TestSweepClaims(t *testing.T) {
+	t.Parallel()
+	s := setupSweeps(t, 100)
+	var ids []string
+	for range 40 {
+		id := s.pending(t, "pm_card_visa")
+		s.pay(t, id, "pm_card_visa")
+		ids = append(ids, id)
+	}
+	s.due(t, ids...)
+	var (
+		wg    sync.WaitGroup
+		total atomic.Int64
+	)
+	start := make(chan struct{})
+	for range 3 {
+		wg.Go(func() {
+			<-start
+			res, err := s.j.SweepAccount(s.ctx, s.account)
+			if err != nil {
+				t.Error(err)
+			}
+			total.Add(int64(len(res.Checks) + res.Stale))
+		})
+	}
+	close(start)
+	wg.Wait()
+	if total.Load() != 40 {
+		t.Fatalf("checks by three sweeps at once: got %d, want 40", total.Load())
+	}
+	for id, n := range s.checks(t, ids) {
+		if n != 1 {
+			t.Fatalf("%s: %d checks, want 1", id, n)
+		}
+	}
+
+	// A sweep that dies after its claim: its charges are held until the lease ends.
+	var more []string
+	for range 3 {
+		more = append(more, s.pending(t, "pm_card_visa"))
+	}
+	s.due(t, more...)
+	claimed, err := s.db.ClaimSweep(s.ctx, s.account, 10, time.Hour)
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("claim: got %v, %v; want the 3 due charges", claimed, err)
+	}
+	if again, err := s.db.ClaimSweep(s.ctx, s.account, 10, time.Hour); err != nil || len(again) != 0 {
+		t.Fatalf("claim while held: got %v, %v; want none", again, err)
+	}
+	if _, err := s.db.ClaimSweep(s.ctx, "acct_other", 10, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	s.due(t, more...) // the lease ends
+	again, err := s.db.ClaimSweep(s.ctx, s.account, 2, -time.Second)
+	if err != nil || len(again) != 2 || !slices.ContainsFunc(more, func(id string) bool { return slices.Contains(again, id) }) {
+		t.Fatalf("claim after the lease: got %v, %v; want 2 of %v", again, err, more)
+	}
+}
+
+// TestJanitorEnqueuesSweeps: the periodic enqueue gives a charge whose PaymentIntent id is
+// known a check of its own, and the charges whose id is unknown one sweep of their account.
+func TestJanitorEnqueuesSweeps(t *testing.T) {
+	t.Parallel()
+	b := setupJanitor(t)
+	pool := dbtest.Pool(t)
+	if err := jobs.Migrate(b.ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	reg := jobs.NewRegistry()
+	var err error
+	b.j, err = reconcile.NewJanitor(reconcile.JanitorConfig{Store: b.db, Reconciler: reconcile.Config{Account: b.account, Reads: b.reads}}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.New(pool, zaptest.NewLogger(t), reg, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.j.Attach(q)
+	known := b.pending(t, "pm_card_visa")
+	if _, err := pool.Exec(b.ctx, `UPDATE charges SET processor_ref = 'pi_known_'||id WHERE id = $1`, known); err != nil {
+		t.Fatal(err)
+	}
+	unknown := []string{b.pending(t, "pm_card_visa"), b.pending(t, "pm_card_visa")}
+	b.due(t, append(unknown, known)...)
+	if _, err := b.j.Sweep(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	count := func(kind, key, value string) int {
+		var n int
+		if err := pool.QueryRow(b.ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>$2 = $3`, kind, key, value).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(reconcile.CheckArgs{}.Kind(), "charge_id", known); n != 1 {
+		t.Fatalf("checks of the charge whose id is known: got %d, want 1", n)
+	}
+	for _, id := range unknown {
+		if n := count(reconcile.CheckArgs{}.Kind(), "charge_id", id); n != 0 {
+			t.Fatalf("checks of %s, whose id is unknown: got %d, want none (its account's sweep)", id, n)
+		}
+	}
+	if _, err := b.j.Sweep(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(reconcile.AccountSweepArgs{}.Kind(), "account", b.account); n != 1 {
+		t.Fatalf("sweeps of the account after two enqueues: got %d, want 1", n)
+	}
+}
