@@ -52,25 +52,154 @@ func PlanSweep(cs []Charge, p Policy) []SweepSpan {
 	return out
 }
 
-// sweepListing is the Listing a sweep's pass over span sp gives charge c, whose send window
-// is [from, to]: the charge's window, the pages of the pass, and the PaymentIntents of the
-// pass that carry the charge id. It is complete for the charge when the pass read every page
-// of the span, or read past the start of the charge's window (the list is newest first: every
-// PaymentIntent created in the window was read); the pass's failure then does not concern the
-// charge, and stays in the span's record. It is pure.
-func sweepListing(c Charge, from, to time.Time, sp SweepSpan, pass listPass) *Listing {
-	l := &Listing{From: from, To: to, Pages: pass.pages, Scanned: pass.scanned,
-		Sweep: &SweptSpan{From: sp.From, To: sp.To, Charges: len(sp.Charges), Complete: pass.complete, Failure: pass.failure}}
-	for _, in := range pass.intents {
-		if in.ChargeID == c.ID {
-			l.Intents = append(l.Intents, in)
+// SweepListers is how many segments of a span a sweep lists at once, each with its own
+// cursor: a page waits for the one before it, and the read rate is only reached with several
+// pages in flight.
+const SweepListers = 4
+
+// sweepSegmentCharges is how many charges a segment of a span holds at least: a segment
+// costs at least one page, so a span is only cut where each part likely fills pages.
+const sweepSegmentCharges = 100
+
+// segment is a part of a span, in whole seconds of created time, both ends included.
+type segment struct{ from, to int64 }
+
+// segments cuts span sp into at most n disjoint segments that cover its whole seconds, cut
+// at the first sends of its charges so that each segment holds about as many: the
+// PaymentIntents of a window are created around the sends of the charges in it. A span of
+// fewer than 2 × sweepSegmentCharges charges is one segment. It is pure.
+func segments(sp SweepSpan, n int) []segment {
+	lo, hi := sp.From.Unix(), ceilSecond(sp.To)
+	n = min(n, len(sp.Charges)/sweepSegmentCharges)
+	if n <= 1 {
+		return []segment{{lo, hi}}
+	}
+	sends := make([]int64, 0, len(sp.Charges))
+	for _, c := range sp.Charges {
+		sends = append(sends, c.firstSent().Unix())
+	}
+	slices.Sort(sends)
+	var out []segment
+	from := lo
+	for i := 1; i < n; i++ {
+		// No cut at the earliest send: before it lies only the window's margin.
+		cut := sends[i*len(sends)/n]
+		if cut <= from || cut <= sends[0] || cut > hi {
+			continue
+		}
+		out = append(out, segment{from, cut - 1})
+		from = cut
+	}
+	return append(out, segment{from, hi})
+}
+
+// ceilSecond is t in whole seconds, rounded up.
+func ceilSecond(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}
+
+// sweepPass is what a sweep read of a span: one list pass per segment.
+type sweepPass struct {
+	segs   []segment
+	passes []listPass
+}
+
+func (p sweepPass) pages() (n int) {
+	for _, l := range p.passes {
+		n += l.pages
+	}
+	return n
+}
+
+func (p sweepPass) scanned() (n int) {
+	for _, l := range p.passes {
+		n += l.scanned
+	}
+	return n
+}
+
+// complete reports that every page of every segment was read.
+func (p sweepPass) complete() bool {
+	for _, l := range p.passes {
+		if !l.complete {
+			return false
 		}
 	}
-	l.Complete = pass.complete || (!pass.oldest.IsZero() && pass.oldest.Before(from))
+	return true
+}
+
+// failure is the first failure that stopped a segment's pass.
+func (p sweepPass) failure() *ReadFailure {
+	for _, l := range p.passes {
+		if l.failure != nil {
+			return l.failure
+		}
+	}
+	return nil
+}
+
+// covers reports whether the pass read every PaymentIntent created in [from, to]: each whole
+// second of it lies in a segment read in full, or in the part of a segment its pages read
+// (the list is newest first: a pass that stopped read every PaymentIntent created after the
+// last one it read).
+func (p sweepPass) covers(from, to time.Time) bool {
+	need0, need1 := ceilSecond(from), to.Unix()
+	for i, sg := range p.segs {
+		lo, hi := max(need0, sg.from), min(need1, sg.to)
+		if lo > hi {
+			continue // the window does not reach into this segment
+		}
+		l := p.passes[i]
+		switch {
+		case l.complete:
+		case l.pages > 0 && !l.oldest.IsZero() && l.oldest.Unix() < lo:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// sweepListing is the Listing a sweep's pass over span sp gives charge c, whose send window
+// is [from, to]: the charge's window, the pages of the pass, and the PaymentIntents of the
+// pass that carry the charge id. It is complete for the charge when the pass read every
+// PaymentIntent created in the charge's window (sweepPass.covers); the pass's failure then does
+// not concern the charge, and stays in the span's record. It is pure.
+func sweepListing(c Charge, from, to time.Time, sp SweepSpan, pass sweepPass) *Listing {
+	l := &Listing{From: from, To: to, Pages: pass.pages(), Scanned: pass.scanned(),
+		Sweep: &SweptSpan{From: sp.From, To: sp.To, Charges: len(sp.Charges), Complete: pass.complete(), Failure: pass.failure()}}
+	for _, lp := range pass.passes {
+		for _, in := range lp.intents {
+			if in.ChargeID == c.ID {
+				l.Intents = append(l.Intents, in)
+			}
+		}
+	}
+	l.Complete = pass.complete() || pass.covers(from, to)
 	if !l.Complete {
-		l.Failure = pass.failure
+		l.Failure = pass.failure()
 	}
 	return l
+}
+
+// listSpan lists the segments of span sp, SweepListers at once, each with its own cursor at
+// the read rate, keeping the PaymentIntents keep accepts.
+func (r *Reconciler) listSpan(ctx context.Context, sp SweepSpan, keep func(processor.Intent) bool) (sweepPass, error) {
+	p := sweepPass{segs: segments(sp, SweepListers)}
+	p.passes = make([]listPass, len(p.segs))
+	errs := make([]error, len(p.segs))
+	var wg sync.WaitGroup
+	for i, sg := range p.segs {
+		wg.Go(func() {
+			p.passes[i], errs[i] = r.list(ctx, time.Unix(sg.from, 0), time.Unix(sg.to, 0), keep)
+		})
+	}
+	wg.Wait()
+	return p, errors.Join(errs...)
 }
 
 // SweepResult is what one sweep did.
@@ -130,9 +259,9 @@ func (r *Reconciler) Sweep(ctx context.Context, cs []Charge) (SweepResult, error
 		for _, c := range sp.Charges {
 			ids[c.ID] = true
 		}
-		pass, err := r.list(ctx, sp.From, sp.To, func(in processor.Intent) bool { return ids[in.ChargeID] })
+		pass, err := r.listSpan(ctx, sp, func(in processor.Intent) bool { return ids[in.ChargeID] })
 		res.Spans++
-		res.Pages += pass.pages
+		res.Pages += pass.pages()
 		if err != nil {
 			return res, fmt.Errorf("reconcile: sweep of %d charges: list: %w", len(sp.Charges), err)
 		}
@@ -145,7 +274,7 @@ func (r *Reconciler) Sweep(ctx context.Context, cs []Charge) (SweepResult, error
 
 // sweepChecks decides and records the check of each charge of span sp on the pass's
 // evidence, SweepRecorders at a time; it stops at the first error.
-func (r *Reconciler) sweepChecks(ctx context.Context, sp SweepSpan, pass listPass, account string, now time.Time, res *SweepResult) error {
+func (r *Reconciler) sweepChecks(ctx context.Context, sp SweepSpan, pass sweepPass, account string, now time.Time, res *SweepResult) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -182,7 +311,7 @@ func (r *Reconciler) sweepChecks(ctx context.Context, sp SweepSpan, pass listPas
 
 // sweepCheck is one charge's check in a sweep: the shared listing, the search when it found no
 // PaymentIntent for the charge, then what Reconcile does after its reads.
-func (r *Reconciler) sweepCheck(ctx context.Context, c Charge, sp SweepSpan, pass listPass, account string, now time.Time) (Check, error) {
+func (r *Reconciler) sweepCheck(ctx context.Context, c Charge, sp SweepSpan, pass sweepPass, account string, now time.Time) (Check, error) {
 	from, to := r.policy.ListWindow(c)
 	ev := Evidence{At: now, Account: account, List: sweepListing(c, from, to, sp, pass)}
 	if len(ev.List.Intents) == 0 {

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -71,6 +72,11 @@ func TestPlanSweep(t *testing.T) {
 	}
 }
 
+// onePass is a pass over span sp in one segment.
+func onePass(sp SweepSpan, l listPass) sweepPass {
+	return sweepPass{segs: segments(sp, 1), passes: []listPass{l}}
+}
+
 // TestSweepListing: each charge of a span gets the pass's pages and the PaymentIntents that
 // carry its id, over its own window; the listing is complete for it when the pass read every
 // page, or read past the start of its window.
@@ -105,7 +111,7 @@ func TestSweepListing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			from, to := p.ListWindow(tc.c)
-			l := sweepListing(tc.c, from, to, sp, tc.pass)
+			l := sweepListing(tc.c, from, to, sp, onePass(sp, tc.pass))
 			var ids []string
 			for _, in := range l.Intents {
 				ids = append(ids, in.ID)
@@ -139,7 +145,7 @@ func TestSweepEvidenceDecides(t *testing.T) {
 	found := processor.Intent{ID: "pi_a", ChargeID: "ch_a", Status: "succeeded", Amount: c.Amount, Currency: c.Currency,
 		Customer: c.Customer, PaymentMethod: c.PaymentMethod, Created: t0}
 	ev := func(at time.Time, pass listPass) Evidence {
-		return Evidence{At: at, Account: testAccount, List: sweepListing(c, from, to, sp, pass),
+		return Evidence{At: at, Account: testAccount, List: sweepListing(c, from, to, sp, onePass(sp, pass)),
 			Search: &Search{Answered: true}}
 	}
 	empty := listPass{pages: 2, scanned: 120, complete: true}
@@ -163,5 +169,79 @@ func TestSweepEvidenceDecides(t *testing.T) {
 	partial := listPass{pages: 1, oldest: from.Add(time.Minute), failure: &ReadFailure{Class: retry.ClassRetry}}
 	if d := Decide(c, ev(closed.Add(AbsenceGap), partial), p); d.Kind == KindResolve {
 		t.Fatalf("a listing that did not reach the window's start: got %+v, want no absence", d)
+	}
+}
+
+// TestSegments: a span is cut at the first sends of its charges into segments that partition
+// its whole seconds; a span of few charges is not cut.
+func TestSegments(t *testing.T) {
+	p := Policy{}.withDefaults()
+	many := func(n int, every time.Duration) []Charge {
+		var cs []Charge
+		for i := range n {
+			cs = append(cs, sentAt("ch_"+strconv.Itoa(i), t0.Add(time.Duration(i)*every)))
+		}
+		return cs
+	}
+	for _, tc := range []struct {
+		name    string
+		charges []Charge
+		n       int
+		want    int
+	}{
+		{"one charge", many(1, 0), 4, 1},
+		{"fewer than two segments' worth", many(2*sweepSegmentCharges-1, 10*time.Millisecond), 4, 1},
+		{"two segments' worth", many(2*sweepSegmentCharges, 10*time.Millisecond), 4, 2},
+		{"many charges", many(1000, 30*time.Millisecond), 4, 4},
+		{"many charges in one second: no cut inside it", many(1000, 0), 4, 1},
+		{"one lister", many(1000, 30*time.Millisecond), 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := PlanSweep(tc.charges, p)[0]
+			segs := segments(sp, tc.n)
+			if len(segs) != tc.want {
+				t.Fatalf("segments: got %d %v, want %d", len(segs), segs, tc.want)
+			}
+			if segs[0].from != sp.From.Unix() || segs[len(segs)-1].to != ceilSecond(sp.To) {
+				t.Fatalf("segments %v do not span [%d, %d]", segs, sp.From.Unix(), ceilSecond(sp.To))
+			}
+			for i := range segs {
+				if segs[i].from > segs[i].to || (i > 0 && segs[i].from != segs[i-1].to+1) {
+					t.Fatalf("segments %v: not a partition of the span's seconds", segs)
+				}
+			}
+		})
+	}
+}
+
+// TestSweepPassCovers: a window is read in full when every second of it lies in a segment read
+// in full, or in the newer part of a segment whose pass stopped.
+func TestSweepPassCovers(t *testing.T) {
+	sec := func(s int64) time.Time { return time.Unix(s, 0) }
+	segs := []segment{{100, 199}, {200, 299}, {300, 399}}
+	full := listPass{pages: 2, complete: true}
+	stopped := func(oldest int64) listPass {
+		return listPass{pages: 1, oldest: sec(oldest), failure: &ReadFailure{Class: retry.ClassRetry}}
+	}
+	for _, tc := range []struct {
+		name     string
+		passes   []listPass
+		from, to time.Time
+		want     bool
+	}{
+		{"all read", []listPass{full, full, full}, sec(100), sec(399), true},
+		{"a segment stopped: a window inside the others", []listPass{full, stopped(250), full}, sec(120), sec(190), true},
+		{"a segment stopped: a window reaching into its unread part", []listPass{full, stopped(250), full}, sec(150), sec(260), false},
+		{"a segment stopped: a window in the part it read", []listPass{full, stopped(250), full}, sec(251), sec(350), true},
+		{"a segment stopped at the window's first second", []listPass{full, stopped(250), full}, sec(250), sec(350), false},
+		{"a fraction of a second: the window starts at the next whole one", []listPass{full, stopped(250), full}, sec(250).Add(time.Millisecond), sec(350), true},
+		{"a segment with no page read", []listPass{full, {failure: &ReadFailure{}}, full}, sec(150), sec(210), false},
+		{"a segment with no page read, outside the window", []listPass{full, {failure: &ReadFailure{}}, full}, sec(300), sec(399), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := (sweepPass{segs: segs, passes: tc.passes}).covers(tc.from, tc.to); got != tc.want {
+				t.Fatalf("covers [%s, %s]: got %v, want %v", tc.from, tc.to, got, tc.want)
+			}
+		})
 	}
 }
