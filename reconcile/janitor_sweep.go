@@ -15,9 +15,10 @@ import (
 // DefaultSweepBatch is how many due charges one sweep of an account checks at most.
 const DefaultSweepBatch = 1000
 
-// SweepLeaseMargin is how long a sweep's claim on its charges outlasts the sweep's job
-// timeout: a sweep still running keeps its charges, one that died leaves them due again soon.
-const SweepLeaseMargin = time.Minute
+// sweepLease is how long a sweep's claim on its charges lasts, for a sweep bounded by
+// timeout: twice that, so that a sweep still running keeps its charges, and one whose replica
+// died leaves them due again soon after its job would have ended.
+func sweepLease(timeout time.Duration) time.Duration { return 2 * timeout }
 
 // AccountSweepArgs is the job that sweeps one processor account: the due charges whose
 // PaymentIntent id is unknown, checked together (Reconciler.Sweep). Unique per account.
@@ -84,12 +85,12 @@ func (m sweepMetrics) register(reg prometheus.Registerer) error {
 }
 
 // SweepAccount sweeps processor account now: it claims up to the batch of its due charges
-// whose PaymentIntent id is unknown (ClaimSweep, for the job's timeout and SweepLeaseMargin),
+// whose PaymentIntent id is unknown (ClaimSweep, for twice the job's timeout),
 // and checks them together (Reconciler.Sweep). A charge settled since it was claimed gets no
 // check. The checks recorded before an error stand; the other claimed charges are due again
 // when the lease ends.
 func (j *Janitor) SweepAccount(ctx context.Context, account string) (SweepResult, error) {
-	ids, err := j.store.ClaimSweep(ctx, account, j.sweepBatch, j.checkTimeout+SweepLeaseMargin)
+	ids, err := j.store.ClaimSweep(ctx, account, j.sweepBatch, sweepLease(j.checkTimeout))
 	if err != nil || len(ids) == 0 {
 		return SweepResult{}, err
 	}
