@@ -135,7 +135,9 @@ func (r *Reconciler) retrieve(ctx context.Context, c Charge, id string) (*Retrie
 // Decide. It is pure.
 func DecideEvent(c Charge, ev Evidence, p Policy) Decision {
 	d := Decide(c, ev, p)
-	if ev.Event == nil || d.Kind == KindReview {
+	if ev.Event == nil || (d.Kind == KindReview && d.Reason != ReasonKeyClosedNoEvidence && d.Reason != ReasonWindowExhausted) {
+		// A conflict the read showed stands; a review for want of evidence gives way to the
+		// event's conflict, which is evidence.
 		return d
 	}
 	conflict, ok := eventConflict(c, ev)
