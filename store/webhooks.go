@@ -124,3 +124,16 @@ func (db *DB) WebhookEventsInReview(ctx context.Context, limit int) ([]reconcile
 	}
 	return out, nil
 }
+
+// AcknowledgeWebhookEvent takes event id out of review: a person has looked. Its id is then
+// kept as long as any other's. It returns ErrNotFound for an event not waiting in review.
+func (db *DB) AcknowledgeWebhookEvent(ctx context.Context, id string) error {
+	tag, err := db.pool.Exec(ctx, `UPDATE webhook_events SET in_review = false WHERE id = $1 AND in_review`, id)
+	if err != nil {
+		return fmt.Errorf("store: acknowledge webhook event: %w", interpretError(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
