@@ -295,3 +295,44 @@ func TestJanitorEnqueuesSweeps(t *testing.T) {
 		t.Fatalf("sweeps of the account after two enqueues: got %d, want 1", n)
 	}
 }
+
+// TestSweepSegments: a span of many charges sent over several seconds is listed in segments
+// at once; every charge is still settled from the pass, one check each, with a complete
+// listing of its window.
+func TestSweepSegments(t *testing.T) {
+	t.Parallel()
+	s := setupSweeps(t, 100)
+	const n = 400
+	var ids []string
+	for range n {
+		id := s.pending(t, "pm_card_visa")
+		s.pay(t, id, "pm_card_visa")
+		ids = append(ids, id)
+	}
+	// Sent over four seconds, a minute ago.
+	if _, err := dbtest.Pool(t).Exec(s.ctx, `
+		UPDATE charges c SET first_sent_at = date_trunc('second', now()) - interval '1 minute' + (t.i % 4) * interval '1 second',
+			created_at = date_trunc('second', now()) - interval '1 minute' + (t.i % 4) * interval '1 second' - interval '1 millisecond'
+		  FROM unnest($1::text[]) WITH ORDINALITY AS t(id, i) WHERE c.id = t.id`, ids); err != nil {
+		t.Fatal(err)
+	}
+	s.due(t, ids...)
+	res, err := s.j.SweepAccount(s.ctx, s.account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four segments: three hold only the margins before the later sends (a page each), the
+	// last every PaymentIntent (four pages).
+	if res.Settled() != n || res.Spans != 1 || res.Pages != 7 || s.reads.search.Load() != 0 {
+		t.Fatalf("sweep: got %d settled, %d spans, %d pages, %d searches; want %d, 1, 7, 0",
+			res.Settled(), res.Spans, res.Pages, s.reads.search.Load(), n)
+	}
+	for id, k := range s.checks(t, ids) {
+		if k != 1 {
+			t.Fatalf("%s: %d checks, want 1", id, k)
+		}
+	}
+	if l := s.lastCheck(t, ids[0]).Evidence.List; l == nil || !l.Complete || l.Sweep == nil || !l.Sweep.Complete || l.Sweep.Charges != n {
+		t.Fatalf("listing: got %+v, want complete, from the pass over %d charges", l, n)
+	}
+}
