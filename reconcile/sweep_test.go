@@ -20,6 +20,7 @@ func sentAt(id string, at time.Time) Charge {
 // TestPlanSweep: overlapping send windows are listed in one span that covers each of them;
 // disjoint ones in spans of their own, earliest first.
 func TestPlanSweep(t *testing.T) {
+	t.Parallel()
 	p := Policy{}.withDefaults()
 	before, after := p.ListBefore, p.ListAfter
 	type span struct {
@@ -81,6 +82,7 @@ func onePass(sp SweepSpan, l listPass) sweepPass {
 // carry its id, over its own window; the listing is complete for it when the pass read every
 // page, or read past the start of its window.
 func TestSweepListing(t *testing.T) {
+	t.Parallel()
 	p := Policy{}.withDefaults()
 	a, b := sentAt("ch_a", t0), sentAt("ch_b", t0.Add(2*time.Minute))
 	sp := PlanSweep([]Charge{a, b}, p)[0]
@@ -137,6 +139,7 @@ func TestSweepListing(t *testing.T) {
 // rule unchanged (no absence before the 24 h rule closes the key; two empty listings an hour
 // apart after it).
 func TestSweepEvidenceDecides(t *testing.T) {
+	t.Parallel()
 	p := Policy{}.withDefaults()
 	c := sentAt("ch_a", t0)
 	other := sentAt("ch_b", t0.Add(time.Minute))
@@ -175,6 +178,7 @@ func TestSweepEvidenceDecides(t *testing.T) {
 // TestSegments: a span is cut at the first sends of its charges into segments that partition
 // its whole seconds; a span of few charges is not cut.
 func TestSegments(t *testing.T) {
+	t.Parallel()
 	p := Policy{}.withDefaults()
 	many := func(n int, every time.Duration) []Charge {
 		var cs []Charge
@@ -217,6 +221,7 @@ func TestSegments(t *testing.T) {
 // TestSweepPassCovers: a window is read in full when every second of it lies in a segment read
 // in full, or in the newer part of a segment whose pass stopped.
 func TestSweepPassCovers(t *testing.T) {
+	t.Parallel()
 	sec := func(s int64) time.Time { return time.Unix(s, 0) }
 	segs := []segment{{100, 199}, {200, 299}, {300, 399}}
 	full := listPass{pages: 2, complete: true}
