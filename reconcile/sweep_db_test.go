@@ -336,3 +336,52 @@ func TestSweepSegments(t *testing.T) {
 		t.Fatalf("listing: got %+v, want complete, from the pass over %d charges", l, n)
 	}
 }
+
+// TestSweepAbsence: a charge a sweep's listing covers in full and does not contain is subject
+// to the absence rule unchanged: after the 24 h rule closed its key, the first such listing
+// puts it in review, and a second one an hour later resolves it failed.
+func TestSweepAbsence(t *testing.T) {
+	t.Parallel()
+	s := setupSweeps(t, 100)
+	clk := &clock{t: time.Now()}
+	var err error
+	s.j, err = reconcile.NewJanitor(reconcile.JanitorConfig{Store: s.db, Log: zaptest.NewLogger(t),
+		Reconciler: reconcile.Config{Account: s.account, Reads: s.reads, Now: clk.Now}}, jobs.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{s.pending(t, "pm_card_visa"), s.pending(t, "pm_card_visa")}
+	// Sent 26 hours ago: the 24 h rule has closed their keys.
+	if _, err := dbtest.Pool(t).Exec(s.ctx, `UPDATE charges SET first_sent_at = now() - interval '26 hours',
+		created_at = now() - interval '26 hours',
+		attempt_log = jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '26 hours') * 1000000)::bigint,
+			4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text
+		WHERE id = ANY($1)`, ids); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []reconcile.Kind{reconcile.KindReview, reconcile.KindResolve} {
+		s.due(t, ids...)
+		res, err := s.j.SweepAccount(s.ctx, s.account)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Checks) != 2 || res.Spans != 1 {
+			t.Fatalf("sweep %d: got %d checks in %d spans, want 2 in 1", i+1, len(res.Checks), res.Spans)
+		}
+		for _, chk := range res.Checks {
+			if chk.Decision.Kind != want {
+				t.Fatalf("sweep %d: got %+v, want %s", i+1, chk.Decision, want)
+			}
+		}
+		clk.Set(clk.Now().Add(reconcile.AbsenceGap))
+	}
+	for _, id := range ids {
+		c, err := s.db.Charge(s.ctx, s.merchant, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := s.lastCheck(t, id).Decision; c.Status != charge.StatusFailed || d.Path != reconcile.PathAbsence {
+			t.Fatalf("%s: got %s by %s, want failed by absence", id, c.Status, d.Path)
+		}
+	}
+}
