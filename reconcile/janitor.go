@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +49,10 @@ type JanitorConfig struct {
 	// SweepBatch is how many charges one sweep of an account checks at most
 	// (DefaultSweepBatch when zero).
 	SweepBatch int
+	// SweepGather is how long the due charges of an account whose PaymentIntent id is
+	// unknown wait for others before their sweep (SweepsDue): a sweep runs once the longest
+	// waiting has waited that long, or a batch is due. Zero: at the next enqueue.
+	SweepGather time.Duration
 	// CheckTimeout bounds one check's job (CheckRunsAtMost when zero, and never more).
 	CheckTimeout time.Duration
 	// InFlightMargin is how long after its timeout an attempt may still execute at the
@@ -78,6 +81,7 @@ type Janitor struct {
 	queue          Inserter
 	checks         *prometheus.CounterVec
 	sweepBatch     int
+	sweepGather    time.Duration
 	sweeps         sweepMetrics
 }
 
@@ -99,7 +103,7 @@ func NewJanitor(cfg JanitorConfig, reg *jobs.Registry) (*Janitor, error) {
 			Namespace: "paygate", Name: "reconciliation_checks_total",
 			Help: "Reconciliation checks by decision (resolve, pending, review) and path (retrieve, list, search, absence).",
 		}, []string{"kind", "path"}),
-		sweepBatch: cfg.SweepBatch, sweeps: newSweepMetrics()}
+		sweepBatch: cfg.SweepBatch, sweepGather: max(cfg.SweepGather, 0), sweeps: newSweepMetrics()}
 	if j.sweepBatch <= 0 {
 		j.sweepBatch = DefaultSweepBatch
 	}
@@ -168,8 +172,8 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
 
 // Sweep enqueues the checks of the charges due one: a check per charge whose PaymentIntent id
 // is known (or that names no processor account), once per charge, and a sweep per processor
-// account of the others (AccountSweepArgs), once per account; it returns how many jobs it
-// enqueued.
+// account of the others (AccountSweepArgs) once SweepsDue says so, once per account; it
+// returns how many jobs it enqueued.
 func (j *Janitor) Sweep(ctx context.Context) (int, error) {
 	if j.queue == nil {
 		return 0, errors.New("reconcile: janitor: no queue attached")
@@ -179,12 +183,8 @@ func (j *Janitor) Sweep(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n := 0
-	var accounts []string
 	for _, d := range due {
 		if d.Swept() {
-			if !slices.Contains(accounts, d.Account) {
-				accounts = append(accounts, d.Account)
-			}
 			continue
 		}
 		opts, err := jobs.ForMerchant(&river.InsertOpts{Queue: jobs.QueueReconcile, UniqueOpts: jobs.UniquePerArgs()}, d.MerchantID)
@@ -199,7 +199,7 @@ func (j *Janitor) Sweep(ctx context.Context) (int, error) {
 			n++
 		}
 	}
-	for _, a := range accounts {
+	for _, a := range SweepsDue(due, j.sweepGather, j.sweepBatch) {
 		// A sweep works for every merchant whose charges it checks: it is housekeeping.
 		ins, err := j.queue.Insert(ctx, AccountSweepArgs{Account: a}, &river.InsertOpts{Queue: jobs.QueueReconcile, UniqueOpts: jobs.UniquePerArgs()})
 		if err != nil {

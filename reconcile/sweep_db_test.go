@@ -294,6 +294,25 @@ func TestJanitorEnqueuesSweeps(t *testing.T) {
 	if n := count(reconcile.AccountSweepArgs{}.Kind(), "account", b.account); n != 1 {
 		t.Fatalf("sweeps of the account after two enqueues: got %d, want 1", n)
 	}
+	if w := b.waited(t, unknown[0]); w <= 0 || w > time.Minute {
+		t.Fatalf("waited: got %v, want the second since it came due", w)
+	}
+}
+
+// waited is how long ago the charge's check came due, as DueReconciliations reads it.
+func (b *janitorBundle) waited(t *testing.T, id string) time.Duration {
+	t.Helper()
+	due, err := b.db.DueReconciliations(b.ctx, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range due {
+		if d.ChargeID == id {
+			return d.Waited
+		}
+	}
+	t.Fatalf("%s is not due", id)
+	return 0
 }
 
 // TestSweepSegments: a span of many charges sent over several seconds is listed in segments

@@ -250,3 +250,38 @@ func TestSweepPassCovers(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepsDue: an account's sweep is due once one of its due charges whose PaymentIntent id
+// is unknown has waited the gather time, or a batch of them is due; the charges whose id is
+// known, or that name no account, never make a sweep due.
+func TestSweepsDue(t *testing.T) {
+	t.Parallel()
+	swept := func(account string, waited time.Duration) Due {
+		return Due{ChargeID: "ch", Account: account, Waited: waited}
+	}
+	known := Due{ChargeID: "ch_k", Account: "acct_k", RefKnown: true, Waited: time.Hour}
+	none := Due{ChargeID: "ch_n", Waited: time.Hour}
+	for _, tc := range []struct {
+		name   string
+		due    []Due
+		gather time.Duration
+		batch  int
+		want   []string
+	}{
+		{"nothing due", nil, 0, 10, nil},
+		{"no gathering: every account with such a charge", []Due{swept("acct_a", 0), known, swept("acct_b", time.Second), none}, 0, 10,
+			[]string{"acct_a", "acct_b"}},
+		{"gathering: not yet", []Due{swept("acct_a", 10*time.Second), swept("acct_a", 5*time.Second)}, 30 * time.Second, 10, nil},
+		{"gathering: the longest waiting has waited", []Due{swept("acct_a", 31*time.Second), swept("acct_a", time.Second),
+			swept("acct_b", time.Second)}, 30 * time.Second, 10, []string{"acct_a"}},
+		{"gathering: a batch is due", []Due{swept("acct_a", time.Second), swept("acct_a", time.Second)}, 30 * time.Second, 2,
+			[]string{"acct_a"}},
+		{"ids known or no account: no sweep", []Due{known, none}, 0, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SweepsDue(tc.due, tc.gather, tc.batch); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

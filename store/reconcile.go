@@ -19,7 +19,8 @@ import (
 // pending ones, and manually resolved ones whose schedule still runs — oldest due first.
 func (db *DB) DueReconciliations(ctx context.Context, limit int) ([]reconcile.Due, error) {
 	rows, err := db.pool.Query(ctx, `
-		SELECT r.charge_id, c.merchant_id, COALESCE(c.processor_account, ''), c.processor_ref IS NOT NULL
+		SELECT r.charge_id, c.merchant_id, COALESCE(c.processor_account, ''), c.processor_ref IS NOT NULL,
+			extract(epoch FROM clock_timestamp() - r.next_check_at)::float8
 		  FROM reconciliations r JOIN charges c ON c.id = r.charge_id
 		 WHERE r.next_check_at <= clock_timestamp() AND (c.status = 'pending' OR r.manual_outcome IS NOT NULL)
 		 ORDER BY r.next_check_at LIMIT $1`, limit)
@@ -28,7 +29,9 @@ func (db *DB) DueReconciliations(ctx context.Context, limit int) ([]reconcile.Du
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (reconcile.Due, error) {
 		var d reconcile.Due
-		err := r.Scan(&d.ChargeID, &d.MerchantID, &d.Account, &d.RefKnown)
+		var waited float64
+		err := r.Scan(&d.ChargeID, &d.MerchantID, &d.Account, &d.RefKnown, &waited)
+		d.Waited = time.Duration(waited * float64(time.Second))
 		return d, err
 	})
 }
