@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,13 +20,18 @@ import (
 // request until N charges are pending without knowing their PaymentIntent; no event names it.
 // When their first check comes due, the sweeps of the account settle them all, with a few
 // list pages for all of them, one check and one effect per charge. N is
-// PAYGATE_SWEEP_TEST_CHARGES (default 100); the FIGURE lines are the figures.
+// PAYGATE_SWEEP_TEST_CHARGES (default 100), PAYGATE_SWEEP_TEST_GATHER the gateway's
+// PAYGATE_RECONCILE_SWEEP_GATHER (default 0); the FIGURE lines are the figures.
 func TestSweepsSettleLostAnswers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
 	t.Parallel()
 	n := envCount("PAYGATE_SWEEP_TEST_CHARGES", 100)
+	gather := os.Getenv("PAYGATE_SWEEP_TEST_GATHER")
+	if gather == "" {
+		gather = "0s"
+	}
 	bin := binary(t)
 	dbURL := migratedDatabase(t)
 	simAddr, gwAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
@@ -34,7 +40,8 @@ func TestSweepsSettleLostAnswers(t *testing.T) {
 	waitListening(t, simAddr)
 	startProcess(t, bin, []string{"DATABASE_URL=" + dbURL, "PAYGATE_PROCESSOR=stripe", "STRIPE_SECRET_KEY=sk_test_sweeps",
 		"STRIPE_API_BASE=http://" + simAddr, "STRIPE_WEBHOOK_SECRET=" + hookSecret, "PAYGATE_ADDR=" + gwAddr,
-		"PAYGATE_METRICS_ADDR=" + metricsAddr, "PAYGATE_LOG_LEVEL=warn", "PAYGATE_RECONCILE_SCHEDULE=15s,5m,1h,1d*7"}, "serve")
+		"PAYGATE_METRICS_ADDR=" + metricsAddr, "PAYGATE_LOG_LEVEL=warn", "PAYGATE_RECONCILE_SCHEDULE=15s,5m,1h,1d*7",
+		"PAYGATE_RECONCILE_SWEEP_GATHER=" + gather}, "serve")
 	waitListening(t, gwAddr)
 	waitListening(t, metricsAddr)
 	g := &gateway{t: t, base: "http://" + gwAddr, simBase: "http://" + simAddr, metricsBase: "http://" + metricsAddr,
@@ -138,8 +145,8 @@ func TestSweepsSettleLostAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t.Logf("FIGURE sweeps: %d charges sent, %d pending without a PaymentIntent id, simulator events paused; all settled %v after the faults stopped (first check at +15 s): %v",
-		sent, lost, at.Sub(stopped).Round(time.Millisecond), ok)
+	t.Logf("FIGURE sweeps: %d charges sent, %d pending without a PaymentIntent id, simulator events paused; all settled %v after the faults stopped (first check at +15 s, sweeps gathering %s): %v",
+		sent, lost, at.Sub(stopped).Round(time.Millisecond), gather, ok)
 	t.Logf("FIGURE sweeps: %.0f processor reads for %d lost answers, %.3f per charge; %.0f sweeps read %.0f list pages for %.0f settled charges (%.3f pages per settled charge); %d charges checked, at most %d checks each; %d effects for %d charges, at most %d per key",
 		reads, lost, reads/float64(lost), sweeps, pages, settled, pages/max(settled, 1), checks, maxChecks, ledger.TotalEffects, sent, ledger.MaxEffectsPerKey)
 	switch {
