@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,8 +28,13 @@ const (
 	// (created, processing, requires_action): its final event follows.
 	DispositionNotFinal = "not_final"
 	// DispositionUnknownCharge: the PaymentIntent carries a paygate charge id that names
-	// no charge here.
+	// no charge here: the event waits in review for a person (Webhooks.Receive).
 	DispositionUnknownCharge = "unknown_charge"
+	// DispositionConflict: the event conflicts with the charge it names (another processor
+	// account, another PaymentIntent than the charge's, another amount or currency), whatever
+	// the charge's state: a check of the charge was enqueued, which sends it to review with
+	// the event.
+	DispositionConflict = "conflict"
 	// DispositionNotPaygate: the PaymentIntent carries no paygate charge id: paygate did
 	// not create it.
 	DispositionNotPaygate = "not_paygate"
@@ -109,7 +115,7 @@ func (j *Janitor) CheckEvent(ctx context.Context, chargeID string, e Event) (Che
 		switch {
 		case target.Status == charge.StatusProcessing:
 			return Check{}, ErrChargeProcessing
-		case target.Status != charge.StatusPending && target.Charge.Manual == "":
+		case target.Status != charge.StatusPending && target.Charge.Manual == "" && !eventChargeOf(target).Conflicts(e):
 			return Check{}, nil
 		}
 		chk, err := j.rec.ReconcileEvent(ctx, target.Charge, e)
@@ -131,13 +137,25 @@ func (j *Janitor) CheckEvent(ctx context.Context, chargeID string, e Event) (Che
 	}
 }
 
-// EventRecord is a processor event as it is kept: its id, recorded once, with its type and
-// the charge and PaymentIntent it names (empty when it names none).
+// eventChargeOf is the EventCharge of a check's target.
+func eventChargeOf(t Target) EventCharge {
+	c := t.Charge
+	return EventCharge{Found: true, MerchantID: t.MerchantID, Status: t.Status, Manual: c.Manual != "",
+		Account: c.Account, ProcessorRef: c.ProcessorRef, Amount: c.Amount, Currency: c.Currency}
+}
+
+// EventRecord is a processor event as it is kept: its id, recorded once, with its type, the
+// processor account, charge and PaymentIntent it names (empty when it names none), and the
+// event itself, kept when it waits in review.
 type EventRecord struct {
 	ID            string
 	Type          string
+	Account       string
 	ChargeID      string
 	PaymentIntent string
+	// Evidence is the event as received (Event's JSON), kept only when the event goes to
+	// review.
+	Evidence json.RawMessage
 }
 
 // EventCharge is the charge an event names, as deciding what to do with the event needs it.
@@ -149,18 +167,57 @@ type EventCharge struct {
 	// Manual reports that an operator resolved the charge: processor evidence may still
 	// contradict the resolution.
 	Manual bool
+	// Account, ProcessorRef, Amount and Currency are the charge's processor account, its
+	// PaymentIntent id (empty when unknown), its amount and currency: an event that
+	// contradicts them is conflicting evidence.
+	Account      string
+	ProcessorRef string
+	Amount       int64
+	Currency     string
+}
+
+// EventDecision is what a new event calls for: its disposition, and whether the event itself
+// waits in review for a person (it names no charge that could).
+type EventDecision struct {
+	Disposition string
+	Review      bool
 }
 
 // EventDecider decides what a new event calls for, inside the transaction that records it
-// (where it may enqueue a job with jobs.Queue.InsertTx), and returns the event's disposition.
-type EventDecider func(ctx context.Context, tx pgx.Tx, c EventCharge) (disposition string, err error)
+// (where it may enqueue a job with jobs.Queue.InsertTx).
+type EventDecider func(ctx context.Context, tx pgx.Tx, c EventCharge) (EventDecision, error)
+
+// EventInReview is a processor event waiting for a person: one that names a charge paygate
+// does not have.
+type EventInReview struct {
+	ID            string          `json:"id"`
+	Type          string          `json:"type"`
+	ReceivedAt    time.Time       `json:"received_at"`
+	Account       string          `json:"account,omitempty"`
+	ChargeID      string          `json:"charge_id,omitempty"`
+	PaymentIntent string          `json:"payment_intent,omitempty"`
+	Disposition   string          `json:"disposition"`
+	Event         json.RawMessage `json:"event"`
+}
+
+// Conflicts reports whether event e contradicts the charge it names at face value: another
+// processor account than the charge's, another PaymentIntent than the charge's known one,
+// another amount or currency. Such an event is conflicting evidence whatever the charge's
+// state, and its check sends the charge to review (DecideEvent). It is pure.
+func (c EventCharge) Conflicts(e Event) bool {
+	return (e.Account != "" && c.Account != "" && e.Account != c.Account) ||
+		(c.ProcessorRef != "" && e.Intent.ID != "" && e.Intent.ID != c.ProcessorRef) ||
+		e.Intent.Amount != c.Amount || !strings.EqualFold(e.Intent.Currency, c.Currency)
+}
 
 // WebhookStore records processor events (a *store.DB).
 type WebhookStore interface {
 	// RecordWebhookEvent records e once, in one transaction with what decide says it calls
-	// for; seen reports an id recorded before, and then nothing changes.
+	// for (the event's evidence is kept, waiting in review, when the decision says so); seen
+	// reports an id recorded before, and then nothing changes.
 	RecordWebhookEvent(ctx context.Context, e EventRecord, decide EventDecider) (seen bool, disposition string, err error)
-	// ReapWebhookEvents deletes the events received more than retention ago.
+	// ReapWebhookEvents deletes the events received more than retention ago, but those
+	// waiting in review.
 	ReapWebhookEvents(ctx context.Context, retention time.Duration) (int64, error)
 }
 
@@ -187,9 +244,9 @@ func NewWebhooks(st WebhookStore, log *zap.Logger) *Webhooks {
 	}
 	w := &Webhooks{store: st, log: log, dispositions: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "paygate", Name: "webhook_dispositions_total",
-		Help: "New processor events by what became of them (check, settled, not_final, unknown_charge, not_paygate, ignored).",
+		Help: "New processor events by what became of them (check, conflict, settled, not_final, unknown_charge, not_paygate, ignored).",
 	}, []string{"disposition"})}
-	for _, d := range []string{DispositionCheck, DispositionSettled, DispositionNotFinal, DispositionUnknownCharge,
+	for _, d := range []string{DispositionCheck, DispositionConflict, DispositionSettled, DispositionNotFinal, DispositionUnknownCharge,
 		DispositionNotPaygate, DispositionIgnored} {
 		w.dispositions.WithLabelValues(d)
 	}
@@ -213,19 +270,28 @@ func (w *Webhooks) Receive(ctx context.Context, e Event) (seen bool, err error) 
 	if w.queue == nil {
 		return false, errors.New("reconcile: webhooks: no queue attached")
 	}
-	rec := EventRecord{ID: e.ID, Type: e.Type, ChargeID: e.Intent.ChargeID, PaymentIntent: e.Intent.ID}
-	seen, disposition, err := w.store.RecordWebhookEvent(ctx, rec, func(ctx context.Context, tx pgx.Tx, c EventCharge) (string, error) {
+	evidence, err := json.Marshal(e)
+	if err != nil {
+		return false, fmt.Errorf("reconcile: event %s: %w", e.ID, err)
+	}
+	rec := EventRecord{ID: e.ID, Type: e.Type, Account: e.Account, ChargeID: e.Intent.ChargeID, PaymentIntent: e.Intent.ID,
+		Evidence: evidence}
+	seen, disposition, err := w.store.RecordWebhookEvent(ctx, rec, func(ctx context.Context, tx pgx.Tx, c EventCharge) (EventDecision, error) {
+		d := EventDecision{Disposition: DispositionCheck}
 		switch {
 		case !strings.HasPrefix(e.Type, "payment_intent."):
-			return DispositionIgnored, nil
+			return EventDecision{Disposition: DispositionIgnored}, nil
 		case e.Intent.ChargeID == "":
-			return DispositionNotPaygate, nil
+			return EventDecision{Disposition: DispositionNotPaygate}, nil
 		case !c.Found:
-			return DispositionUnknownCharge, nil
+			// No charge to put in the review queue: the event itself waits there.
+			return EventDecision{Disposition: DispositionUnknownCharge, Review: true}, nil
+		case c.Conflicts(e):
+			d.Disposition = DispositionConflict
 		case c.Status.Final() && !c.Manual:
-			return DispositionSettled, nil
+			return EventDecision{Disposition: DispositionSettled}, nil
 		case !e.Final():
-			return DispositionNotFinal, nil
+			return EventDecision{Disposition: DispositionNotFinal}, nil
 		}
 		ins := &river.InsertOpts{Queue: jobs.QueueReconcile, UniqueOpts: jobs.UniquePerArgs()}
 		if c.Status == charge.StatusProcessing {
@@ -234,12 +300,12 @@ func (w *Webhooks) Receive(ctx context.Context, e Event) (seen bool, err error) 
 		}
 		opts, err := jobs.ForMerchant(ins, c.MerchantID)
 		if err != nil {
-			return "", err
+			return d, err
 		}
 		if _, err := w.queue.InsertTx(ctx, tx, EventArgs{ChargeID: e.Intent.ChargeID, Event: e}, opts); err != nil {
-			return "", fmt.Errorf("reconcile: enqueue the check of %s on event %s: %w", e.Intent.ChargeID, e.ID, err)
+			return d, fmt.Errorf("reconcile: enqueue the check of %s on event %s: %w", e.Intent.ChargeID, e.ID, err)
 		}
-		return DispositionCheck, nil
+		return d, nil
 	})
 	if err != nil || seen {
 		return seen, err
@@ -249,8 +315,7 @@ func (w *Webhooks) Receive(ctx context.Context, e Event) (seen bool, err error) 
 		zap.String("charge_id", e.Intent.ChargeID), zap.String("payment_intent", e.Intent.ID),
 		zap.String("disposition", disposition)}
 	if disposition == DispositionUnknownCharge {
-		// No charge here to put in the review queue: the log and the metric are where an
-		// operator sees it.
+		// No charge here to put in the review queue: the event waits in review itself.
 		w.log.Warn("processor event for a charge paygate does not know", append(fields, zap.String("account", e.Account))...)
 	} else {
 		w.log.Debug("processor event", fields...)

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -276,4 +277,117 @@ func TestCheckEvent(t *testing.T) {
 			t.Fatalf("once pending: got %+v, %v; want resolved", chk.Decision, err)
 		}
 	})
+}
+
+// TestUnknownChargeEventInReview: an event about a charge paygate does not have waits in
+// review itself, with the event as received; it outlives the retention of event ids.
+func TestUnknownChargeEventInReview(t *testing.T) {
+	t.Parallel()
+	h := setupHooks(t)
+	id := h.pending(t, "pm_card_visa")
+	in := h.paid(t, id)
+	in.ChargeID = "ch_unknown" + charge.NewID()
+	e := h.event(reconcile.EventSucceeded, in)
+	if seen, err := h.recv.Receive(h.ctx, e); err != nil || seen {
+		t.Fatalf("Receive: got seen %v, %v", seen, err)
+	}
+	find := func() *reconcile.EventInReview {
+		t.Helper()
+		evs, err := h.db.WebhookEventsInReview(h.ctx, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range evs {
+			if r.ID == e.ID {
+				return &r
+			}
+		}
+		return nil
+	}
+	got := find()
+	if got == nil || got.Disposition != reconcile.DispositionUnknownCharge || got.ChargeID != in.ChargeID || got.Account != h.account {
+		t.Fatalf("events in review: got %+v, want %s", got, e.ID)
+	}
+	var kept reconcile.Event
+	if err := json.Unmarshal(got.Event, &kept); err != nil || kept.ID != e.ID || kept.Intent.ID != in.ID || kept.Intent.Amount != in.Amount {
+		t.Fatalf("the event kept: got %+v, %v; want the event as received", kept, err)
+	}
+	if _, err := h.db.ReapWebhookEvents(h.ctx, -time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if find() == nil {
+		t.Fatal("the event in review was reaped")
+	}
+}
+
+// TestSettledChargeConflictingEvent: an event that contradicts a settled charge (another
+// account, another PaymentIntent carrying its id) is conflicting evidence: its check puts the
+// charge in the review queue with the event, and leaves its status as it is.
+func TestSettledChargeConflictingEvent(t *testing.T) {
+	t.Parallel()
+	h := setupHooks(t)
+	settled := func(t *testing.T) (string, processor.Intent) {
+		id := h.pending(t, "pm_card_visa")
+		in := h.paid(t, id)
+		if _, err := dbtest.Pool(t).Exec(h.ctx, `UPDATE charges SET status = 'succeeded', processor_ref = $2 WHERE id = $1`, id, in.ID); err != nil {
+			t.Fatal(err)
+		}
+		return id, in
+	}
+	for _, tc := range []struct {
+		name       string
+		event      func(t *testing.T, id string, in processor.Intent) reconcile.Event
+		wantReason reconcile.Reason
+	}{
+		{"another account", func(t *testing.T, _ string, in processor.Intent) reconcile.Event {
+			e := h.event(reconcile.EventSucceeded, in)
+			e.Account = "acct_other"
+			return e
+		}, reconcile.ReasonEventOtherAccount},
+		{"a second PaymentIntent carrying its id", func(t *testing.T, id string, _ processor.Intent) reconcile.Event {
+			a := h.proc.CreatePayment(h.ctx, processor.PaymentParams{Key: "other-key-" + id, ChargeID: id,
+				Amount: 1000, Currency: "usd", PaymentMethod: "pm_card_visa"})
+			in, res := h.proc.Retrieve(h.ctx, a.PaymentIntent)
+			if !res.Answered() {
+				t.Fatalf("the second PaymentIntent: %+v", res)
+			}
+			return h.event(reconcile.EventSucceeded, in)
+		}, reconcile.ReasonDuplicate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, in := settled(t)
+			e := tc.event(t, id, in)
+			if _, err := h.recv.Receive(h.ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			if d, err := h.db.WebhookEventDisposition(h.ctx, e.ID); err != nil || d != reconcile.DispositionConflict {
+				t.Fatalf("disposition: got %q, %v; want %s", d, err, reconcile.DispositionConflict)
+			}
+			if n := h.queued(t, id); n != 1 {
+				t.Fatalf("checks enqueued: got %d, want 1", n)
+			}
+			if _, err := h.j.CheckEvent(h.ctx, id, e); err != nil {
+				t.Fatal(err)
+			}
+			st := h.state(t, id)
+			if st.status != charge.StatusSucceeded || !st.inReview {
+				t.Fatalf("charge: got %+v, want succeeded, in review", st)
+			}
+			chk := h.lastCheck(t, id)
+			if chk.Decision.Reason != tc.wantReason || chk.Evidence.Event == nil || chk.Evidence.Event.ID != e.ID {
+				t.Fatalf("check: got reason %s, event %+v; want %s with the event", chk.Decision.Reason, chk.Evidence.Event, tc.wantReason)
+			}
+			q, err := h.db.ReviewQueue(h.ctx, h.merchant, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, it := range q {
+				found = found || (it.Charge.ID == id && it.Reason == string(tc.wantReason))
+			}
+			if !found {
+				t.Fatalf("review queue: %s not there for %s", id, tc.wantReason)
+			}
+		})
+	}
 }

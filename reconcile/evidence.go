@@ -77,6 +77,20 @@ type Listing struct {
 	Intents []processor.Intent `json:"intents,omitempty"`
 	// Failure is set when a page gave no answer (the scan stopped there).
 	Failure *ReadFailure `json:"failure,omitempty"`
+	// Sweep is set when the listing is a sweep's: one pass over the send windows of many
+	// charges, of which From and To are this charge's.
+	Sweep *SweptSpan `json:"sweep,omitempty"`
+}
+
+// SweptSpan is the list pass of a sweep a listing comes from: the created times it read (the
+// union of the send windows of the charges it checked together), how many charges it
+// checked, whether it read every page, and why it stopped when it did not.
+type SweptSpan struct {
+	From     time.Time    `json:"from"`
+	To       time.Time    `json:"to"`
+	Charges  int          `json:"charges"`
+	Complete bool         `json:"complete"`
+	Failure  *ReadFailure `json:"failure,omitempty"`
 }
 
 // emptyOver reports whether the listing is an observation of absence over [from, to]: the

@@ -22,6 +22,12 @@ type JanitorStore interface {
 	// DueReconciliations returns up to limit charges whose next check is due, oldest due
 	// first.
 	DueReconciliations(ctx context.Context, limit int) ([]Due, error)
+	// ClaimSweep claims up to limit charges of processor account whose check is due and whose
+	// PaymentIntent id is unknown, oldest due first, for lease: their next check moves to the
+	// lease's end (the check's record sets it again), so that no other sweep takes them
+	// meanwhile, and a sweep that dies leaves them due again when the lease ends. Charges
+	// another transaction is claiming are skipped.
+	ClaimSweep(ctx context.Context, account string, limit int, lease time.Duration) ([]string, error)
 	// ReconcileTarget returns what a check needs of a charge.
 	ReconcileTarget(ctx context.Context, chargeID string) (Target, error)
 	// Charge returns a merchant's charge, or charge.ErrNotFound.
@@ -40,6 +46,13 @@ type JanitorConfig struct {
 	Reconciler Config
 	// SweepEvery is how often due charges are enqueued (default 5 s).
 	SweepEvery time.Duration
+	// SweepBatch is how many charges one sweep of an account checks at most
+	// (DefaultSweepBatch when zero).
+	SweepBatch int
+	// SweepGather is how long the due charges of an account whose PaymentIntent id is
+	// unknown wait for others before their sweep (SweepsDue): a sweep runs once the longest
+	// waiting has waited that long, or a batch is due. Zero: at the next enqueue.
+	SweepGather time.Duration
 	// CheckTimeout bounds one check's job (CheckRunsAtMost when zero, and never more).
 	CheckTimeout time.Duration
 	// InFlightMargin is how long after its timeout an attempt may still execute at the
@@ -67,6 +80,9 @@ type Janitor struct {
 	log            *zap.Logger
 	queue          Inserter
 	checks         *prometheus.CounterVec
+	sweepBatch     int
+	sweepGather    time.Duration
+	sweeps         sweepMetrics
 }
 
 // NewJanitor returns a janitor and registers its jobs on reg: the periodic sweep and the
@@ -86,7 +102,11 @@ func NewJanitor(cfg JanitorConfig, reg *jobs.Registry) (*Janitor, error) {
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "paygate", Name: "reconciliation_checks_total",
 			Help: "Reconciliation checks by decision (resolve, pending, review) and path (retrieve, list, search, absence).",
-		}, []string{"kind", "path"})}
+		}, []string{"kind", "path"}),
+		sweepBatch: cfg.SweepBatch, sweepGather: max(cfg.SweepGather, 0), sweeps: newSweepMetrics()}
+	if j.sweepBatch <= 0 {
+		j.sweepBatch = DefaultSweepBatch
+	}
 	rc := cfg.Reconciler
 	rc.Store = cfg.Store
 	policy := jobs.Retryable(5) // a check that only reads may run again
@@ -103,6 +123,9 @@ func NewJanitor(cfg JanitorConfig, reg *jobs.Registry) (*Janitor, error) {
 	}
 	j.rec = rec
 	if err := jobs.Add(reg, &checkWorker{j: j}, policy.InQueue(jobs.QueueReconcile)); err != nil {
+		return nil, err
+	}
+	if err := jobs.Add(reg, &accountSweepWorker{j: j}, policy.InQueue(jobs.QueueReconcile)); err != nil {
 		return nil, err
 	}
 	if err := j.registerEventChecks(reg); err != nil {
@@ -147,8 +170,10 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
 	return err
 }
 
-// Sweep enqueues a check for every charge due one, once per charge; it returns how many it
-// enqueued.
+// Sweep enqueues the checks of the charges due one: a check per charge whose PaymentIntent id
+// is known (or that names no processor account), once per charge, and a sweep per processor
+// account of the others (AccountSweepArgs) once SweepsDue says so, once per account; it
+// returns how many jobs it enqueued.
 func (j *Janitor) Sweep(ctx context.Context) (int, error) {
 	if j.queue == nil {
 		return 0, errors.New("reconcile: janitor: no queue attached")
@@ -159,6 +184,9 @@ func (j *Janitor) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, d := range due {
+		if d.Swept() {
+			continue
+		}
 		opts, err := jobs.ForMerchant(&river.InsertOpts{Queue: jobs.QueueReconcile, UniqueOpts: jobs.UniquePerArgs()}, d.MerchantID)
 		if err != nil {
 			return n, err
@@ -166,6 +194,16 @@ func (j *Janitor) Sweep(ctx context.Context) (int, error) {
 		ins, err := j.queue.Insert(ctx, CheckArgs{ChargeID: d.ChargeID}, opts)
 		if err != nil {
 			return n, fmt.Errorf("reconcile: enqueue check of %s: %w", d.ChargeID, err)
+		}
+		if !ins.Duplicate {
+			n++
+		}
+	}
+	for _, a := range SweepsDue(due, j.sweepGather, j.sweepBatch) {
+		// A sweep works for every merchant whose charges it checks: it is housekeeping.
+		ins, err := j.queue.Insert(ctx, AccountSweepArgs{Account: a}, &river.InsertOpts{Queue: jobs.QueueReconcile, UniqueOpts: jobs.UniquePerArgs()})
+		if err != nil {
+			return n, fmt.Errorf("reconcile: enqueue the sweep of %s: %w", a, err)
 		}
 		if !ins.Duplicate {
 			n++

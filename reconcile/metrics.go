@@ -16,6 +16,7 @@ var (
 	pendingDesc = prometheus.NewDesc("paygate_pending_charges", "Charges whose outcome is unknown (pending).", nil, nil)
 	oldestDesc  = prometheus.NewDesc("paygate_pending_oldest_seconds", "Age of the oldest pending charge.", nil, nil)
 	reviewDesc  = prometheus.NewDesc("paygate_review_queue_size", "Charges waiting for a person in the review queue.", nil, nil)
+	eventsDesc  = prometheus.NewDesc("paygate_review_events", "Processor events waiting for a person: they name a charge paygate does not have.", nil, nil)
 )
 
 // collector reads the reconciliation gauges from the database at each scrape.
@@ -25,6 +26,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pendingDesc
 	ch <- oldestDesc
 	ch <- reviewDesc
+	ch <- eventsDesc
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -38,12 +40,18 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(s.Pending))
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, s.OldestPending.Seconds())
 	ch <- prometheus.MustNewConstMetric(reviewDesc, prometheus.GaugeValue, float64(s.InReview))
+	ch <- prometheus.MustNewConstMetric(eventsDesc, prometheus.GaugeValue, float64(s.EventsInReview))
 }
 
 // RegisterMetrics registers the reconciliation metrics: the pending count and the oldest
-// pending age, the review queue's size (read at each scrape), and checks by kind and path.
+// pending age, the review queue's size and the processor events in review (read at each
+// scrape), checks by kind and path, and
+// the sweeps with the list pages they read and the checks they recorded.
 func (j *Janitor) RegisterMetrics(reg prometheus.Registerer, src StatsSource) error {
 	if err := reg.Register(collector{src: src}); err != nil {
+		return err
+	}
+	if err := j.sweeps.register(reg); err != nil {
 		return err
 	}
 	return reg.Register(j.checks)

@@ -58,43 +58,79 @@ func (r *Reconciler) gather(ctx context.Context, c Charge, account string, now t
 	}
 
 	from, to := r.policy.ListWindow(c)
-	l := &Listing{From: from, To: to}
-	ev.List = l
+	pass, err := r.list(ctx, from, to, func(in processor.Intent) bool { return in.ChargeID == c.ID })
+	ev.List = &Listing{From: from, To: to, Pages: pass.pages, Scanned: pass.scanned, Complete: pass.complete,
+		Intents: pass.intents, Failure: pass.failure}
+	if err != nil {
+		return ev, fmt.Errorf("reconcile: charge %s: list: %w", c.ID, err)
+	}
+	if len(ev.List.Intents) > 0 {
+		return ev, nil
+	}
+	if ev.Search, err = r.search(ctx, c, now); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// listPass is what one list pass over a window of created times read.
+type listPass struct {
+	pages, scanned int
+	// complete reports that every page of the window was read.
+	complete bool
+	// oldest is the created time of the last PaymentIntent read (the oldest: the list is
+	// newest first); zero when none was.
+	oldest time.Time
+	// intents are the PaymentIntents read that the pass kept.
+	intents []processor.Intent
+	// failure is set when a page gave no answer (the pass stopped there).
+	failure *ReadFailure
+}
+
+// list reads the PaymentIntents created in [from, to], page by page (cursor pagination, at
+// most maxListPages), keeping those keep accepts. Every page waits its turn on the read
+// limiter. A page that fails ends the pass, recorded; only the context ending (or the limiter
+// refusing) is an error.
+func (r *Reconciler) list(ctx context.Context, from, to time.Time, keep func(processor.Intent) bool) (listPass, error) {
+	var p listPass
 	after := ""
-	for l.Pages < r.maxListPages {
+	for p.pages < r.maxListPages {
 		if err := r.wait(ctx, r.readLimit, "list"); err != nil {
-			return ev, err
+			return p, err
 		}
 		rctx, cancel := context.WithTimeout(ctx, r.readTimeout)
 		page, res := r.reads.ListByCreated(rctx, from, to, after, r.listPageSize)
 		cancel()
 		if !res.Answered() || res.NotFound {
 			// A collection cannot be "not found": only a page read in full counts.
-			l.Failure = failureOf(res)
+			p.failure = failureOf(res)
 			break
 		}
-		l.Pages++
-		l.Scanned += len(page.Intents)
+		p.pages++
+		p.scanned += len(page.Intents)
 		for _, in := range page.Intents {
-			if in.ChargeID == c.ID {
-				l.Intents = append(l.Intents, in)
+			if keep(in) {
+				p.intents = append(p.intents, in)
 			}
 		}
+		if len(page.Intents) > 0 {
+			p.oldest = page.Intents[len(page.Intents)-1].Created
+		}
 		if !page.HasMore || len(page.Intents) == 0 {
-			l.Complete = true
+			p.complete = true
 			break
 		}
 		after = page.Intents[len(page.Intents)-1].ID
 	}
-	if err := ctx.Err(); err != nil {
-		return ev, fmt.Errorf("reconcile: charge %s: list: %w", c.ID, err)
-	}
-	if len(l.Intents) > 0 {
-		return ev, nil
-	}
+	return p, ctx.Err()
+}
 
+// search runs the metadata search for charge c, at the search rate: a check makes it when
+// the list found no PaymentIntent for the charge. A failed search is evidence; only ctx
+// ending (or the limiter refusing) is an error.
+func (r *Reconciler) search(ctx context.Context, c Charge, now time.Time) (*Search, error) {
 	if err := r.wait(ctx, r.searchLimit, "search"); err != nil {
-		return ev, err
+		return nil, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.readTimeout)
 	found, res := r.reads.SearchByCharge(rctx, c.ID)
@@ -109,9 +145,8 @@ func (r *Reconciler) gather(ctx context.Context, c Charge, account string, now t
 		s.Failure = failureOf(res)
 	}
 	s.MayLag = s.Answered && len(s.Intents) == 0 && now.Sub(c.lastSent()) < r.policy.SearchLag
-	ev.Search = s
 	if err := ctx.Err(); err != nil {
-		return ev, fmt.Errorf("reconcile: charge %s: search: %w", c.ID, err)
+		return s, fmt.Errorf("reconcile: charge %s: search: %w", c.ID, err)
 	}
-	return ev, nil
+	return s, nil
 }

@@ -165,11 +165,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
 	if err != nil {
 		return Check{}, fmt.Errorf("reconcile: charge %s: %w", c.ID, err)
 	}
-	ev := Evidence{At: now, Account: account}
-	if c.Account == account {
-		if ev, err = r.gather(ctx, c, account, now); err != nil {
-			return Check{}, err
-		}
+	if c.Account != account {
+		return r.conclude(ctx, c, chk, Evidence{At: now, Account: account})
+	}
+	ev, err := r.gather(ctx, c, account, now)
+	if err != nil {
+		return Check{}, err
+	}
+	return r.conclude(ctx, c, chk, ev)
+}
+
+// conclude ends a check of charge c whose reads at ev.Account (the charge's, or another) are
+// in ev: it replays the key when Reconcile would, confirms that the account did not change
+// during the reads, decides, records the check and returns it.
+func (r *Reconciler) conclude(ctx context.Context, c Charge, chk Check, ev Evidence) (Check, error) {
+	if c.Account == ev.Account {
 		if ans := r.replay(ctx, c, ev); ans != nil {
 			ev.Replay = ans
 		}
@@ -179,9 +189,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, c Charge) (Check, error) {
 		if err != nil {
 			return Check{}, fmt.Errorf("reconcile: charge %s: after the reads: %w", c.ID, err)
 		}
-		if after != account {
+		if after != ev.Account {
 			return Check{}, fmt.Errorf("reconcile: charge %s: %w: it changed from %s to %s during the check",
-				c.ID, processor.ErrAccountUnconfirmed, account, after)
+				c.ID, processor.ErrAccountUnconfirmed, ev.Account, after)
 		}
 	}
 	chk.Evidence = ev

@@ -37,4 +37,7 @@ type Stats struct {
 	Pending       int
 	OldestPending time.Duration // age of the oldest pending charge; 0 when none
 	InReview      int
+	// EventsInReview counts the processor events waiting in review: they name a charge
+	// paygate does not have.
+	EventsInReview int
 }

@@ -131,11 +131,14 @@ func (r *Reconciler) retrieve(ctx context.Context, c Charge, id string) (*Retrie
 // PaymentIntent than the charge's processor_ref (two PaymentIntents for one charge); one whose
 // PaymentIntent differs from the charge (amount, currency, customer, payment method, metadata);
 // one naming a PaymentIntent the processor does not know. A conflict the read already showed
-// keeps the read's reason. Against an operator's resolution, AgainstManual applies as in
+// keeps the read's reason; a review for want of evidence (the 24 h rule closed the key, the
+// schedule ended) gives way to the event's conflict. Against an operator's resolution, AgainstManual applies as in
 // Decide. It is pure.
 func DecideEvent(c Charge, ev Evidence, p Policy) Decision {
 	d := Decide(c, ev, p)
-	if ev.Event == nil || d.Kind == KindReview {
+	if ev.Event == nil || (d.Kind == KindReview && d.Reason != ReasonKeyClosedNoEvidence && d.Reason != ReasonWindowExhausted) {
+		// A conflict the read showed stands; a review for want of evidence gives way to the
+		// event's conflict, which is evidence.
 		return d
 	}
 	conflict, ok := eventConflict(c, ev)

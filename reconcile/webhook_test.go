@@ -94,3 +94,56 @@ func TestEventFinal(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideEventAfterKeyClosed: after the 24 h rule closed the key, an event that conflicts
+// with the charge sends it to review for the conflict, not for the want of evidence.
+func TestDecideEventAfterKeyClosed(t *testing.T) {
+	t.Parallel()
+	c := pendingCharge()
+	other := eventFor(EventSucceeded, intentFor("pi_1", "succeeded"))
+	other.Account = "acct_other"
+	ev := evidenceAt(25 * time.Hour)
+	if d := Decide(c, ev, Policy{}); d.Reason != ReasonKeyClosedNoEvidence {
+		t.Fatalf("without the event: got %+v, want review %s", d, ReasonKeyClosedNoEvidence)
+	}
+	ev.Event = other
+	if d := DecideEvent(c, ev, Policy{}); d.Kind != KindReview || d.Reason != ReasonEventOtherAccount {
+		t.Fatalf("with the event: got %+v, want review %s", d, ReasonEventOtherAccount)
+	}
+}
+
+// TestEventConflicts: an event contradicts its charge at face value when it names another
+// account, another PaymentIntent than the charge's known one, another amount or currency.
+func TestEventConflicts(t *testing.T) {
+	t.Parallel()
+	c := EventCharge{Found: true, Account: testAccount, Amount: 1999, Currency: "usd"}
+	withRef := c
+	withRef.ProcessorRef = "pi_1"
+	in := processor.Intent{ID: "pi_1", Amount: 1999, Currency: "USD"}
+	event := func(change func(*Event)) Event {
+		e := Event{Account: testAccount, Intent: in}
+		if change != nil {
+			change(&e)
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		name string
+		c    EventCharge
+		e    Event
+		want bool
+	}{
+		{"the charge's own", c, event(nil), false},
+		{"the charge's own, its PaymentIntent known", withRef, event(nil), false},
+		{"no account named", c, event(func(e *Event) { e.Account = "" }), false},
+		{"another account", c, event(func(e *Event) { e.Account = "acct_other" }), true},
+		{"another PaymentIntent than the known one", withRef, event(func(e *Event) { e.Intent.ID = "pi_2" }), true},
+		{"a PaymentIntent while none is known", c, event(func(e *Event) { e.Intent.ID = "pi_2" }), false},
+		{"another amount", c, event(func(e *Event) { e.Intent.Amount = 1 }), true},
+		{"another currency", c, event(func(e *Event) { e.Intent.Currency = "eur" }), true},
+	} {
+		if got := tc.c.Conflicts(tc.e); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

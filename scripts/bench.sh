@@ -219,6 +219,10 @@ echo "== reconciliation: 10 000 pending charges through the retrieve path agains
 go test ./reconcile/ -run '^$' -bench ReconcileRetrieve -benchtime 1x -count=1 | grep -E '^(reconciled|Benchmark)'
 
 echo
+echo "== sweeps: 1 000 lost answers (PaymentIntent ids unknown), no processor events, settled by sweeps (target <= 0.1 reads per charge, list pages at >= 90 % of the read rate)"
+go test ./reconcile/ -run '^$' -bench ReconcileSweep -benchtime 1x -count=1 | grep -E '^(swept|Benchmark)'
+
+echo
 echo "== replicas: one retry budget and breaker for the fleet, and a failover to a synchronous standby"
 scripts/bench-fleet.sh
 

@@ -8,7 +8,7 @@ var Statements = map[string]string{
 	"write_card_state": writeCardStateSQL, "insert_decision": insertDecisionSQL, "key": keySQL, "key_charge": keyChargeSQL, "live_reference": liveReferenceSQL,
 	"live_reattempt": liveReattemptSQL, "insert_key": insertKeySQL, "lock_key": lockKeySQL,
 	"insert_charge": insertChargeSQL, "created_event": createdEventSQL, "record_card": recordCardSQL,
-	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL,
+	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL, "claim_sweep": claimSweepSQL,
 }
 
 // EncodeAttempts, DecodeAttempts, EncodeAnswer and DecodeAnswer expose the attempt log's and

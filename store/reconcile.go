@@ -19,7 +19,9 @@ import (
 // pending ones, and manually resolved ones whose schedule still runs — oldest due first.
 func (db *DB) DueReconciliations(ctx context.Context, limit int) ([]reconcile.Due, error) {
 	rows, err := db.pool.Query(ctx, `
-		SELECT r.charge_id, c.merchant_id FROM reconciliations r JOIN charges c ON c.id = r.charge_id
+		SELECT r.charge_id, c.merchant_id, COALESCE(c.processor_account, ''), c.processor_ref IS NOT NULL,
+			extract(epoch FROM clock_timestamp() - r.next_check_at)::float8
+		  FROM reconciliations r JOIN charges c ON c.id = r.charge_id
 		 WHERE r.next_check_at <= clock_timestamp() AND (c.status = 'pending' OR r.manual_outcome IS NOT NULL)
 		 ORDER BY r.next_check_at LIMIT $1`, limit)
 	if err != nil {
@@ -27,9 +29,40 @@ func (db *DB) DueReconciliations(ctx context.Context, limit int) ([]reconcile.Du
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (reconcile.Due, error) {
 		var d reconcile.Due
-		err := r.Scan(&d.ChargeID, &d.MerchantID)
+		var waited float64
+		err := r.Scan(&d.ChargeID, &d.MerchantID, &d.Account, &d.RefKnown, &waited)
+		d.Waited = time.Duration(waited * float64(time.Second))
 		return d, err
 	})
+}
+
+// claimSweepSQL claims the due charges of one processor account whose PaymentIntent id is
+// unknown, oldest due first, skipping those another transaction holds: their next check moves
+// to the lease's end.
+const claimSweepSQL = `
+	WITH due AS (
+		SELECT r.charge_id FROM reconciliations r JOIN charges c ON c.id = r.charge_id
+		 WHERE r.next_check_at <= clock_timestamp() AND (c.status = 'pending' OR r.manual_outcome IS NOT NULL)
+		   AND c.processor_account = $1 AND c.processor_ref IS NULL
+		 ORDER BY r.next_check_at LIMIT $2
+		   FOR UPDATE OF r SKIP LOCKED
+	)
+	UPDATE reconciliations r SET next_check_at = clock_timestamp() + $3::interval
+	  FROM due WHERE r.charge_id = due.charge_id
+	RETURNING r.charge_id`
+
+// ClaimSweep implements reconcile.JanitorStore: it claims up to limit due charges of account
+// whose PaymentIntent id is unknown for lease, and returns their ids.
+func (db *DB) ClaimSweep(ctx context.Context, account string, limit int, lease time.Duration) ([]string, error) {
+	rows, err := db.pool.Query(ctx, claimSweepSQL, account, limit, lease)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim a sweep: %w", interpretError(err))
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: claim a sweep: %w", interpretError(err))
+	}
+	return ids, nil
 }
 
 // ReconcileTarget returns what reconciliation needs of a charge: its identity at the

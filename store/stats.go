@@ -8,7 +8,8 @@ import (
 	"github.com/paygate/paygate/reconcile"
 )
 
-// ReconcileStats counts pending charges, the age of the oldest, and the review queue.
+// ReconcileStats counts pending charges, the age of the oldest, the review queue, and the
+// processor events waiting in review.
 func (db *DB) ReconcileStats(ctx context.Context) (reconcile.Stats, error) {
 	var s reconcile.Stats
 	var oldest float64
@@ -21,7 +22,8 @@ func (db *DB) ReconcileStats(ctx context.Context) (reconcile.Stats, error) {
 		)
 		SELECT (SELECT count(*) FROM pending),
 		       COALESCE((SELECT extract(epoch FROM clock_timestamp() - min(created_at)) FROM pending), 0),
-		       (SELECT count(*) FROM reconciliations WHERE in_review)`).Scan(&s.Pending, &oldest, &s.InReview)
+		       (SELECT count(*) FROM reconciliations WHERE in_review),
+		       (SELECT count(*) FROM webhook_events WHERE in_review)`).Scan(&s.Pending, &oldest, &s.InReview, &s.EventsInReview)
 	if err != nil {
 		return s, fmt.Errorf("store: reconcile stats: %w", err)
 	}

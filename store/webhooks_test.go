@@ -25,9 +25,9 @@ func TestRecordWebhookEvent(t *testing.T) {
 	b := begin(t, db, "m_hooks", "k1", [32]byte{1}, newCharge("m_hooks", ""))
 
 	var saw []reconcile.EventCharge
-	decide := func(_ context.Context, _ pgx.Tx, c reconcile.EventCharge) (string, error) {
+	decide := func(_ context.Context, _ pgx.Tx, c reconcile.EventCharge) (reconcile.EventDecision, error) {
 		saw = append(saw, c)
-		return "check", nil
+		return reconcile.EventDecision{Disposition: "check"}, nil
 	}
 	e := reconcile.EventRecord{ID: "evt_1", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID, PaymentIntent: "pi_1"}
 	for i, want := range []bool{false, true} {
@@ -36,26 +36,44 @@ func TestRecordWebhookEvent(t *testing.T) {
 			t.Fatalf("delivery %d: got seen %v (%q), %v; want %v", i+1, seen, disp, err, want)
 		}
 	}
-	if len(saw) != 1 || !saw[0].Found || saw[0].MerchantID != "m_hooks" || saw[0].Status != charge.StatusProcessing || saw[0].Manual {
+	if len(saw) != 1 || !saw[0].Found || saw[0].MerchantID != "m_hooks" || saw[0].Status != charge.StatusProcessing || saw[0].Manual ||
+		saw[0].Amount != b.Charge.Amount || saw[0].Currency != b.Charge.Currency {
 		t.Fatalf("decider: got %+v, want one call with the processing charge", saw)
 	}
 	if d, err := db.WebhookEventDisposition(ctx, "evt_1"); err != nil || d != "check" {
 		t.Fatalf("disposition: got %q, %v", d, err)
 	}
 
-	unknown := reconcile.EventRecord{ID: "evt_2", Type: "payment_intent.succeeded", ChargeID: "ch_nobody"}
-	if _, _, err := db.RecordWebhookEvent(ctx, unknown, func(_ context.Context, _ pgx.Tx, c reconcile.EventCharge) (string, error) {
+	unknown := reconcile.EventRecord{ID: "evt_2_" + b.Charge.ID, Type: "payment_intent.succeeded", Account: "acct_1", ChargeID: "ch_nobody",
+		PaymentIntent: "pi_2", Evidence: []byte(`{"id":"evt_2"}`)}
+	if _, _, err := db.RecordWebhookEvent(ctx, unknown, func(_ context.Context, _ pgx.Tx, c reconcile.EventCharge) (reconcile.EventDecision, error) {
 		if c.Found {
 			t.Errorf("unknown charge: got %+v, want not found", c)
 		}
-		return "unknown_charge", nil
+		return reconcile.EventDecision{Disposition: "unknown_charge", Review: true}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+	inReview := func() *reconcile.EventInReview {
+		t.Helper()
+		evs, err := db.WebhookEventsInReview(ctx, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.ID == unknown.ID {
+				return &e
+			}
+		}
+		return nil
+	}
+	if e := inReview(); e == nil || e.Account != "acct_1" || e.PaymentIntent != "pi_2" || string(e.Event) != `{"id": "evt_2"}` {
+		t.Fatalf("in review: got %+v, want the unknown charge's event with its evidence", e)
+	}
 
 	failed := reconcile.EventRecord{ID: "evt_3", Type: "payment_intent.succeeded", ChargeID: b.Charge.ID}
-	if _, _, err := db.RecordWebhookEvent(ctx, failed, func(context.Context, pgx.Tx, reconcile.EventCharge) (string, error) {
-		return "", errors.New("test: enqueue failed")
+	if _, _, err := db.RecordWebhookEvent(ctx, failed, func(context.Context, pgx.Tx, reconcile.EventCharge) (reconcile.EventDecision, error) {
+		return reconcile.EventDecision{}, errors.New("test: enqueue failed")
 	}); err == nil {
 		t.Fatal("a failed decider: got nil, want its error")
 	}
@@ -66,7 +84,10 @@ func TestRecordWebhookEvent(t *testing.T) {
 	if n, err := db.ReapWebhookEvents(ctx, time.Hour); err != nil || n != 0 {
 		t.Fatalf("reap within retention: got %d, %v; want 0", n, err)
 	}
-	if n, err := db.ReapWebhookEvents(ctx, -time.Second); err != nil || n != 2 {
-		t.Fatalf("reap past retention: got %d, %v; want 2", n, err)
+	if n, err := db.ReapWebhookEvents(ctx, -time.Second); err != nil || n != 1 {
+		t.Fatalf("reap past retention: got %d, %v; want 1, the event in review kept", n, err)
+	}
+	if inReview() == nil {
+		t.Fatal("the event in review was reaped")
 	}
 }

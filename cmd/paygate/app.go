@@ -238,8 +238,9 @@ func (a *app) startJobs() error {
 			Now:  a.db.Clock(10 * time.Second),
 			Caps: a.caps(),
 		},
-		SweepEvery: cfg.ReconcileSweep,
-		Log:        a.log.Named("janitor"),
+		SweepEvery:  cfg.ReconcileSweep,
+		SweepGather: cfg.ReconcileSweepGather,
+		Log:         a.log.Named("janitor"),
 	}, registry)
 	if err != nil {
 		return err

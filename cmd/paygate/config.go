@@ -48,9 +48,12 @@ type config struct {
 	ReadRate   float64
 	SearchRate float64
 	// ReconcileSchedule is when a pending charge is checked, after its first send;
-	// ReconcileSweep how often due checks are enqueued.
-	ReconcileSchedule reconcile.Schedule
-	ReconcileSweep    time.Duration
+	// ReconcileSweep how often due checks are enqueued; ReconcileSweepGather how long the due
+	// charges of an account whose PaymentIntent id is unknown wait for others before their
+	// sweep (zero: not at all).
+	ReconcileSchedule    reconcile.Schedule
+	ReconcileSweep       time.Duration
+	ReconcileSweepGather time.Duration
 	// ReconcileReplay lets reconciliation replay a key the processor may have seen.
 	ReconcileReplay bool
 	// JobTimeout bounds one attempt of a background job (zero: jobs.DefaultJobTimeout; a
@@ -160,6 +163,14 @@ func (c *config) variables() []variable {
 		{"PAYGATE_COMPLETER_INTERVAL", duration(&c.CompleterInterval, positive)},
 		{"PAYGATE_KEY_LOCK_MARGIN", duration(&c.KeyLockMargin, positive)},
 		{"PAYGATE_RECONCILE_SWEEP", duration(&c.ReconcileSweep, positive)},
+		{"PAYGATE_RECONCILE_SWEEP_GATHER", func(v string) string {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > time.Hour {
+				return "must be a duration from 0 to 1h such as 30s"
+			}
+			c.ReconcileSweepGather = d
+			return ""
+		}},
 		{"PAYGATE_ACCOUNT_REFRESH", duration(&c.AccountRefresh, positive)},
 		{"PAYGATE_ACCOUNT_FRESH", duration(&c.AccountFresh, positive)},
 		{"PAYGATE_IN_FLIGHT_MARGIN", duration(&c.InFlightMargin, positive)},

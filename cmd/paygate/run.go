@@ -25,6 +25,9 @@ commands:
                              create an API key and print it once
   keys list [--merchant M]   list keys (never their secrets)
   keys revoke ID             revoke a key
+  review events [--limit N] [--json]
+                             the processor events waiting in review: they name no charge here
+  review ack EVENT_ID        take an event out of review once a person has looked
   report reattempts [--from T] [--to T] [--format csv|json] [--merchant M]
                              the reattempt audit report (RFC 3339 times; default the last 30 days)
   simulate FILE [--json] [--seed N] [--svg OUT]
@@ -54,6 +57,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = runKeys(ctx, args[1:], stdout, getenv)
 	case "report":
 		err = runReport(ctx, args[1:], stdout, getenv)
+	case "review":
+		err = runReview(ctx, args[1:], stdout, getenv)
 	case "sim":
 		err = runSim(ctx, args[1:], stderr, getenv)
 	case "simulate":

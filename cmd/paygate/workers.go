@@ -27,13 +27,13 @@ func (r readiness) Ready(ctx context.Context) error {
 }
 
 // replayGuard decides whether a dead letter may be replayed. Every kind paygate runs is safe
-// to run again: a reconciliation check only reads; an automatic reattempt resumes under its
+// to run again: a reconciliation check or sweep only reads; an automatic reattempt resumes under its
 // own inbound key, its charge is admitted again by the network caps if it does not exist
 // yet, and no write happens under a processor key past the 24 h rule (the charge engine
 // enforces it on every path). A kind this binary does not know is refused.
 func replayGuard(_ context.Context, kind string, _ json.RawMessage) error {
 	switch kind {
-	case reconcile.CheckArgs{}.Kind(), reconcile.SweepArgs{}.Kind(), reconcile.EventArgs{}.Kind(),
+	case reconcile.CheckArgs{}.Kind(), reconcile.SweepArgs{}.Kind(), reconcile.AccountSweepArgs{}.Kind(), reconcile.EventArgs{}.Kind(),
 		reconcile.WebhookReaperArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind(),
 		charge.AutoSweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
 		return nil
