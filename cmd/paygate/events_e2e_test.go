@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/event/verify"
 )
@@ -161,5 +165,185 @@ func TestEventDeliveredOnSettlement(t *testing.T) {
 	}
 	if n := len(recv.deliveries()); n != 1 {
 		t.Fatalf("deliveries: got %d, want 1", n)
+	}
+}
+
+// TestEventRetriedUntilDelivered: a receiver that fails 3 times, then answers 200, gets the
+// event exactly once more after its failures; the waits between the tries are the
+// retry package's full jitter, below ceilings that double.
+func TestEventRetriedUntilDelivered(t *testing.T) {
+	t.Parallel()
+	const base = 300 * time.Millisecond
+	g := startGateway(t, "PAYGATE_WEBHOOK_ALLOW_HTTP", "1", "PAYGATE_EVENT_RETRY_BASE", base.String(),
+		"PAYGATE_EVENT_RETRY_CAP", "10s")
+	k, op := g.key("m_retry", "checkout"), g.key("m_retry", "operator")
+	recv := newReceiver(t, func(n int, _ delivery) int {
+		if n <= 3 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	g.endpoint(op, recv.URL, "*")
+
+	if r := g.charge(k, "rt1", visa); r.status != http.StatusOK {
+		t.Fatalf("charge: got %d %s", r.status, r.body)
+	}
+	var tries []delivery
+	for range 4 {
+		tries = append(tries, recv.next(t, 30*time.Second))
+	}
+	evID := tries[0].eventID
+	for i, d := range tries {
+		if d.eventID != evID || d.event["type"] != "charge.succeeded" {
+			t.Fatalf("try %d: got %s %s, want %s again", i+1, d.eventID, d.event["type"], evID)
+		}
+	}
+	// The delivery's record: 3 failures, each with the wait it drew, then the delivery.
+	var dl []any
+	eventually(t, 10*time.Second, func() error {
+		dl, _ = g.do(http.MethodGet, "/v1/events/"+evID, k, nil, "").json(t)["deliveries"].([]any)
+		if len(dl) != 4 || dl[3].(map[string]any)["delivered"] != true {
+			return fmt.Errorf("deliveries: got %v, want 3 failures and a delivery", dl)
+		}
+		return nil
+	})
+	for i := range 3 {
+		d := dl[i].(map[string]any)
+		if d["delivered"] != false || d["http_status"] != float64(500) || d["error"] != "answered 500" {
+			t.Fatalf("try %d: got %v, want a failure answered 500", i+1, d)
+		}
+		at, _ := time.Parse(time.RFC3339Nano, d["at"].(string))
+		next, _ := time.Parse(time.RFC3339Nano, d["next_retry_at"].(string))
+		wait, ceiling := next.Sub(at), base<<i
+		if wait < 0 || wait >= ceiling {
+			t.Fatalf("try %d: waited %s, want full jitter in [0, %s)", i+1, wait, ceiling)
+		}
+		if gap := tries[i+1].at.Sub(tries[i].at); gap < wait-50*time.Millisecond {
+			t.Fatalf("try %d came %s after try %d, before its wait of %s", i+2, gap, i+1, wait)
+		}
+	}
+	// Exactly once more after the failures: the job is done and nothing else came.
+	conn := dbConn(t, g)
+	eventually(t, 10*time.Second, func() error {
+		var state string
+		if err := conn.QueryRow(t.Context(), `SELECT state FROM river_job WHERE kind = 'event_delivery'`).Scan(&state); err != nil {
+			return err
+		}
+		if state != "completed" {
+			return fmt.Errorf("delivery job %s, want completed", state)
+		}
+		return nil
+	})
+	if n := len(recv.deliveries()); n != 4 {
+		t.Fatalf("the receiver got %d deliveries, want 4", n)
+	}
+	m := g.metrics()
+	for _, want := range []string{`paygate_event_deliveries_total{result="delivered"} 1`,
+		`paygate_event_deliveries_total{result="failed"} 3`, "paygate_event_oldest_undelivered_seconds 0"} {
+		if !strings.Contains(m, want) {
+			t.Fatalf("metrics lack %q", want)
+		}
+	}
+}
+
+// dbConn is a connection to the gateway's database, closed when the test ends.
+func dbConn(t *testing.T, g *gateway) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), g.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// TestEventDeadLetterReplayed: a delivery still failing when its window ends is a dead
+// letter, shown and replayable like any other; its replay delivers it. An endpoint that
+// failed every delivery for the disable window is disabled, and says why.
+func TestEventDeadLetterReplayed(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_WEBHOOK_ALLOW_HTTP", "1", "PAYGATE_EVENT_RETRY_BASE", "100ms",
+		"PAYGATE_EVENT_RETRY_CAP", "200ms", "PAYGATE_EVENT_RETRY_WINDOW", "1500ms")
+	k, op := g.key("m_dead_ev", "checkout"), g.key("m_dead_ev", "operator")
+	var failing sync.Mutex
+	down := true
+	recv := newReceiver(t, func(int, delivery) int {
+		failing.Lock()
+		defer failing.Unlock()
+		if down {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	})
+	epID, _ := g.endpoint(op, recv.URL, "charge.succeeded")
+	if r := g.charge(k, "dl1", visa); r.status != http.StatusOK {
+		t.Fatalf("charge: got %d %s", r.status, r.body)
+	}
+	var job map[string]any
+	eventually(t, 30*time.Second, func() error {
+		data, _ := g.do(http.MethodGet, "/v1/jobs/dead", op, nil, "").json(t)["data"].([]any)
+		if len(data) != 1 || data[0].(map[string]any)["kind"] != "event_delivery" {
+			return fmt.Errorf("dead letters: got %v, want the delivery", data)
+		}
+		job = data[0].(map[string]any)
+		return nil
+	})
+	tried := len(recv.deliveries())
+	if tried < 2 {
+		t.Fatalf("the receiver got %d tries before the window ended, want several", tried)
+	}
+	ep := g.do(http.MethodGet, "/v1/webhook_endpoints/"+epID, op, nil, "").json(t)
+	if ep["status"] != "failing" || ep["failing_since"] == nil {
+		t.Fatalf("endpoint: got %v, want failing", ep)
+	}
+
+	failing.Lock()
+	down = false
+	failing.Unlock()
+	r := g.do(http.MethodPost, fmt.Sprintf("/v1/jobs/%d/replay", int64(job["id"].(float64))), op, nil, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("replay: got %d %s", r.status, r.body)
+	}
+	for {
+		if d := recv.next(t, 30*time.Second); d.event["type"] == "charge.succeeded" && len(recv.deliveries()) > tried {
+			break
+		}
+	}
+	eventually(t, 10*time.Second, func() error {
+		ep = g.do(http.MethodGet, "/v1/webhook_endpoints/"+epID, op, nil, "").json(t)
+		if ep["status"] != "enabled" {
+			return fmt.Errorf("endpoint after a delivery: got %v, want enabled", ep)
+		}
+		return nil
+	})
+}
+
+// TestEndpointDisabled: an endpoint that failed every delivery for the disable window is
+// disabled, with the reason an operator sees, and nothing more is sent to it.
+func TestEndpointDisabled(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, "PAYGATE_WEBHOOK_ALLOW_HTTP", "1", "PAYGATE_EVENT_RETRY_BASE", "100ms",
+		"PAYGATE_EVENT_RETRY_CAP", "200ms", "PAYGATE_EVENT_DISABLE_AFTER", "1s")
+	k, op := g.key("m_disabled", "checkout"), g.key("m_disabled", "operator")
+	recv := newReceiver(t, func(int, delivery) int { return http.StatusFound })
+	epID, _ := g.endpoint(op, recv.URL, "charge.succeeded")
+	if r := g.charge(k, "ds1", visa); r.status != http.StatusOK {
+		t.Fatalf("charge: got %d %s", r.status, r.body)
+	}
+	var ep map[string]any
+	eventually(t, 30*time.Second, func() error {
+		ep = g.do(http.MethodGet, "/v1/webhook_endpoints/"+epID, op, nil, "").json(t)
+		if ep["status"] != "disabled" {
+			return fmt.Errorf("endpoint: got %v, want disabled", ep)
+		}
+		return nil
+	})
+	if reason, _ := ep["disabled_reason"].(string); !strings.Contains(reason, "every delivery failed since") ||
+		!strings.Contains(reason, "redirects are not followed") {
+		t.Fatalf("disabled_reason: got %q", reason)
+	}
+	list := g.do(http.MethodGet, "/v1/webhook_endpoints", op, nil, "").json(t)["data"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["status"] != "disabled" {
+		t.Fatalf("endpoints: got %v", list)
 	}
 }
