@@ -58,12 +58,12 @@ func ChargeObject(charges Charges, review Review) event.Renderer {
 
 // eventJSON is an event as the API shows it.
 type eventJSON struct {
-	ID         string           `json:"id"`
-	Object     string           `json:"object"`
-	Type       event.Type       `json:"type"`
-	Created    int64            `json:"created"`
-	Data       eventData        `json:"data"`
-	Deliveries []event.Delivery `json:"deliveries,omitempty"`
+	ID         string            `json:"id"`
+	Object     string            `json:"object"`
+	Type       event.Type        `json:"type"`
+	Created    int64             `json:"created"`
+	Data       eventData         `json:"data"`
+	Deliveries *[]event.Delivery `json:"deliveries,omitempty"` // set for GET /v1/events/{id} only
 }
 
 type eventData struct {
@@ -159,12 +159,14 @@ func (h *eventHandlers) get(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if v.Deliveries, err = h.cfg.Store.Deliveries(ctx, p.MerchantID, e.ID); err != nil {
+	dl, err := h.cfg.Store.Deliveries(ctx, p.MerchantID, e.ID)
+	if err != nil {
 		return err
 	}
-	if v.Deliveries == nil {
-		v.Deliveries = []event.Delivery{}
+	if dl == nil {
+		dl = []event.Delivery{}
 	}
+	v.Deliveries = &dl
 	return c.JSON(http.StatusOK, v)
 }
 

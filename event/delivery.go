@@ -134,11 +134,6 @@ type deliveryWorker struct {
 	d *Deliverer
 }
 
-// Timeout bounds a run: one try and its records.
-func (w *deliveryWorker) Timeout(*river.Job[DeliveryArgs]) time.Duration {
-	return w.d.cfg.Schedule.Timeout + 30*time.Second
-}
-
 // Work tries the delivery once. A failure with time left in the window snoozes the job
 // until the next try; the last failure leaves the job discarded: a dead letter, replayable,
 // whose replay starts a new window.

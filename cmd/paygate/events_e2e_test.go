@@ -25,8 +25,10 @@ type receiver struct {
 	mu     sync.Mutex
 	got    []delivery
 	answer func(n int, d delivery) int // n: the delivery's number, from 1
-	// arrived receives every delivery as it arrives.
+	// arrived receives every delivery as it arrives; held, of a holdingReceiver, the one it
+	// holds.
 	arrived chan delivery
+	held    chan delivery
 }
 
 type delivery struct {
@@ -345,5 +347,120 @@ func TestEndpointDisabled(t *testing.T) {
 	list := g.do(http.MethodGet, "/v1/webhook_endpoints", op, nil, "").json(t)["data"].([]any)
 	if len(list) != 1 || list[0].(map[string]any)["status"] != "disabled" {
 		t.Fatalf("endpoints: got %v", list)
+	}
+}
+
+// holdingReceiver is an endpoint whose first delivery is held until release is closed: the
+// test acts while the gateway waits for the answer. Every later one is answered 200 at once.
+func holdingReceiver(t *testing.T) (*receiver, chan struct{}) {
+	t.Helper()
+	release := make(chan struct{})
+	r := newReceiver(t, nil)
+	held := make(chan delivery, 1)
+	r.answer = func(n int, d delivery) int {
+		if n == 1 {
+			held <- d
+			<-release
+		}
+		return http.StatusOK
+	}
+	r.held = held
+	return r, release
+}
+
+// TestEventDeliveredAfterKill: a gateway killed with kill -9 while it waits for a
+// delivery's answer delivers the event after its restart: the delivery's job is rescued and
+// tried again (at least once: the receiver sees the event id twice).
+func TestEventDeliveredAfterKill(t *testing.T) {
+	t.Parallel()
+	r := newKillRig(t)
+	r.env = append(r.env, "PAYGATE_WEBHOOK_ALLOW_HTTP=1", "PAYGATE_JOB_TIMEOUT=2s", "PAYGATE_JOB_RESCUE_AFTER=3s")
+	r.startGateway()
+	k, op := r.g.key("m_kill_ev", "checkout"), r.g.key("m_kill_ev", "operator")
+	recv, release := holdingReceiver(t)
+	defer close(release)
+	r.g.endpoint(op, recv.URL, "charge.succeeded")
+	if c := r.g.charge(k, "kill-ev", visa); c.status != http.StatusOK {
+		t.Fatalf("charge: got %d %s", c.status, c.body)
+	}
+	var first delivery
+	select {
+	case first = <-recv.held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the delivery never reached the receiver")
+	}
+	r.gw.kill9(t)
+	r.startGateway()
+	var again delivery
+	for again.eventID == "" {
+		if d := recv.next(t, 30*time.Second); d.eventID == first.eventID && d.at.After(first.at) {
+			again = d
+		}
+	}
+	eventually(t, 10*time.Second, func() error {
+		dl, _ := r.g.do(http.MethodGet, "/v1/events/"+first.eventID, k, nil, "").json(t)["deliveries"].([]any)
+		if len(dl) != 1 || dl[0].(map[string]any)["delivered"] != true {
+			return fmt.Errorf("deliveries: got %v, want the delivery after the restart", dl)
+		}
+		return nil
+	})
+}
+
+// TestEventsAcrossDatabaseRestart: no event is lost when PostgreSQL restarts: not the one
+// whose delivery was waiting for its answer when the database stopped (its record could not
+// be written: the delivery's job is tried again), nor the ones written after.
+func TestEventsAcrossDatabaseRestart(t *testing.T) {
+	t.Parallel()
+	pg := startCluster(t)
+	g := startGateway(t, "DATABASE_URL", pg.url, "PAYGATE_WEBHOOK_ALLOW_HTTP", "1", "PAYGATE_JOB_TIMEOUT", "2s",
+		"PAYGATE_JOB_RESCUE_AFTER", "3s", "PAYGATE_RECONCILE_SCHEDULE", "1h")
+	k, op := g.key("m_pg_ev", "checkout"), g.key("m_pg_ev", "operator")
+	recv, release := holdingReceiver(t)
+	g.endpoint(op, recv.URL, "charge.succeeded")
+	before := g.charge(k, "pg-ev-1", visa)
+	if before.status != http.StatusOK {
+		t.Fatalf("charge: got %d %s", before.status, before.body)
+	}
+	var first delivery
+	select {
+	case first = <-recv.held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the delivery never reached the receiver")
+	}
+	pg.stop()
+	close(release) // answered 200 while the database is down: the try cannot be recorded
+	pg.startNormally()
+	eventually(t, 20*time.Second, func() error {
+		if r := g.do(http.MethodGet, "/readyz", "", nil, ""); r.status != 200 {
+			return fmt.Errorf("not ready after the database came back: %d %s", r.status, r.body)
+		}
+		return nil
+	})
+	after := g.charge(k, "pg-ev-2", visa)
+	if after.status != http.StatusOK {
+		t.Fatalf("charge after the restart: got %d %s", after.status, after.body)
+	}
+	for _, id := range []string{before.json(t)["id"].(string), after.json(t)["id"].(string)} {
+		eventually(t, 30*time.Second, func() error {
+			list, _ := g.do(http.MethodGet, "/v1/events?type=charge.succeeded&charge="+id, k, nil, "").json(t)["data"].([]any)
+			if len(list) != 1 {
+				return fmt.Errorf("events of %s: got %v", id, list)
+			}
+			evID := list[0].(map[string]any)["id"].(string)
+			dl, _ := g.do(http.MethodGet, "/v1/events/"+evID, k, nil, "").json(t)["deliveries"].([]any)
+			for _, d := range dl {
+				if d.(map[string]any)["delivered"] == true {
+					return nil
+				}
+			}
+			return fmt.Errorf("event %s: deliveries %v, want one delivered", evID, dl)
+		})
+	}
+	seen := map[string]bool{}
+	for _, d := range recv.deliveries() {
+		seen[d.eventID] = true
+	}
+	if len(seen) != 2 || !seen[first.eventID] {
+		t.Fatalf("the receiver saw events %v, want both charges'", seen)
 	}
 }
