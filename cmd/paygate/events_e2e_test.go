@@ -464,3 +464,115 @@ func TestEventsAcrossDatabaseRestart(t *testing.T) {
 		t.Fatalf("the receiver saw events %v, want both charges'", seen)
 	}
 }
+
+// TestWebhookEndpointsAPI: endpoints are validated, listed with their state, rotated (the
+// old secret signs beside the new one) and deleted; events are listed newest first, a page
+// at a time; every refusal names its parameter.
+func TestWebhookEndpointsAPI(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k, op, aud := g.key("m_ep", "checkout"), g.key("m_ep", "operator"), g.key("m_ep", "auditor")
+	other := g.key("m_ep_other", "operator")
+	post := func(key, body string) reply {
+		return g.do(http.MethodPost, "/v1/webhook_endpoints", key, nil, body)
+	}
+	refused := []struct {
+		body, code, param string
+		status            int
+	}{
+		{`{"events":["charge.succeeded"]}`, "parameter_missing", "url", 400},
+		{`{"url":"https://hooks.example.com/x"}`, "parameter_missing", "events", 400},
+		{`{"url":"https://hooks.example.com/x","events":[]}`, "parameter_missing", "events", 400},
+		{`{"url":"https://hooks.example.com/x","events":["charge.refunded"]}`, "parameter_invalid", "events[0]", 400},
+		{`{"url":"https://hooks.example.com/x","events":["charge.failed","charge.failed"]}`, "duplicate_parameter", "events[1]", 400},
+		{`{"url":"http://127.0.0.1:9/x","events":["*"]}`, "url_insecure", "url", 400},
+		{`{"url":"https://10.0.0.1/x","events":["*"]}`, "url_forbidden", "url", 400},
+		{`{"url":"https://169.254.169.254/latest","events":["*"]}`, "url_forbidden", "url", 400},
+		{`{"url":"https://[::1]/x","events":["*"]}`, "url_forbidden", "url", 400},
+		{`{"url":"ftp://hooks.example.com/","events":["*"]}`, "url_invalid", "url", 400},
+		{`{"url":"https://hooks.example.com/x","events":["*"],"secret":"mine"}`, "parameter_unknown", "secret", 400},
+	}
+	for _, r := range refused {
+		got := post(op, r.body)
+		e, _ := got.json(t)["error"].(map[string]any)
+		if got.status != r.status || e["code"] != r.code || e["param"] != r.param {
+			t.Errorf("POST %s: got %d %s, want %d %s param %s", r.body, got.status, got.body, r.status, r.code, r.param)
+		}
+	}
+	if got := post(aud, `{"url":"https://127.0.0.1/","events":["*"]}`); got.status != http.StatusForbidden {
+		t.Fatalf("an auditor registering an endpoint: got %d, want 403", got.status)
+	}
+	if got := g.do(http.MethodGet, "/v1/webhook_endpoints", k, nil, ""); got.status != http.StatusForbidden {
+		t.Fatalf("a checkout listing endpoints: got %d, want 403", got.status)
+	}
+
+	recv := newReceiver(t, nil)
+	g2 := startGateway(t, "PAYGATE_WEBHOOK_ALLOW_HTTP", "1", "DATABASE_URL", g.env["DATABASE_URL"])
+	id, secret := g2.endpoint(op, recv.URL, "*")
+	ep := g.do(http.MethodGet, "/v1/webhook_endpoints/"+id, aud, nil, "").json(t)
+	if ep["status"] != "enabled" || ep["secret"] != nil || len(ep["events"].([]any)) != 7 {
+		t.Fatalf("GET the endpoint: got %v, want enabled, every type, no secret", ep)
+	}
+	if got := g.do(http.MethodGet, "/v1/webhook_endpoints/"+id, other, nil, ""); got.status != http.StatusNotFound {
+		t.Fatalf("another merchant's endpoint: got %d, want 404", got.status)
+	}
+	rot := g.do(http.MethodPost, "/v1/webhook_endpoints/"+id+"/rotate", op, nil, "").json(t)
+	newSecret, _ := rot["secret"].(string)
+	if !strings.HasPrefix(newSecret, "whsec_") || newSecret == secret || rot["previous_secret_expires_at"] == nil {
+		t.Fatalf("rotate: got %v, want a new secret and when the old one stops", rot)
+	}
+	if strings.Contains(g.logs.String()+g2.logs.String(), secret[6:]) || strings.Contains(g.logs.String()+g2.logs.String(), newSecret[6:]) {
+		t.Fatal("a signing secret reached the log")
+	}
+
+	// A delivery during the rotation verifies under both secrets.
+	if r := g2.charge(k, "ep1", visa); r.status != http.StatusOK {
+		t.Fatalf("charge: got %d %s", r.status, r.body)
+	}
+	d := recv.next(t, 30*time.Second)
+	for _, s := range []string{secret, newSecret} {
+		if err := verify.Signature(d.body, d.signature, s, verify.DefaultTolerance, time.Now()); err != nil {
+			t.Fatalf("during the rotation, secret %s: %v (header %s)", s[:10], err, d.signature)
+		}
+	}
+
+	// Events: newest first, filtered by type, a page at a time.
+	for i := range 3 {
+		if r := g2.charge(k, fmt.Sprint("ep-d", i), `{"amount":1000,"currency":"usd","payment_method":"pm_card_visa_chargeDeclinedInsufficientFunds","initiator":"customer"}`); r.status != http.StatusPaymentRequired {
+			t.Fatalf("decline: got %d %s", r.status, r.body)
+		}
+	}
+	page := g.do(http.MethodGet, "/v1/events?limit=2&type=charge.declined", aud, nil, "").json(t)
+	data := page["data"].([]any)
+	if len(data) != 2 || page["has_more"] != true {
+		t.Fatalf("first page: got %v", page)
+	}
+	last := data[1].(map[string]any)["id"].(string)
+	rest := g.do(http.MethodGet, "/v1/events?limit=2&type=charge.declined&starting_after="+last, k, nil, "").json(t)
+	if d := rest["data"].([]any); len(d) != 1 || rest["has_more"] != false || d[0].(map[string]any)["id"] == last {
+		t.Fatalf("second page: got %v", rest)
+	}
+	for q, param := range map[string]string{"type=charge.refunded": "type", "limit=0": "limit", "starting_after=x": "starting_after",
+		"colour=red": "colour", "charge=x": "charge"} {
+		got := g.do(http.MethodGet, "/v1/events?"+q, k, nil, "")
+		if e, _ := got.json(t)["error"].(map[string]any); got.status != 400 || e["param"] != param {
+			t.Errorf("GET /v1/events?%s: got %d %s, want 400 naming %s", q, got.status, got.body, param)
+		}
+	}
+	if got := g.do(http.MethodGet, "/v1/events?starting_after=evt_nosuchcharge_o", k, nil, ""); got.status != http.StatusNotFound {
+		t.Fatalf("a cursor naming no event: got %d %s, want 404", got.status, got.body)
+	}
+	if got := g.do(http.MethodGet, "/v1/events/"+d.eventID, other, nil, ""); got.status != http.StatusNotFound {
+		t.Fatalf("another merchant's event: got %d, want 404", got.status)
+	}
+
+	if got := g.do(http.MethodDelete, "/v1/webhook_endpoints/"+id, op, nil, ""); got.status != http.StatusOK || got.json(t)["deleted"] != true {
+		t.Fatalf("delete: got %d %s", got.status, got.body)
+	}
+	if got := g.do(http.MethodGet, "/v1/webhook_endpoints/"+id, op, nil, ""); got.status != http.StatusNotFound {
+		t.Fatalf("a deleted endpoint: got %d, want 404", got.status)
+	}
+	if list := g.do(http.MethodGet, "/v1/webhook_endpoints", op, nil, "").json(t)["data"].([]any); len(list) != 0 {
+		t.Fatalf("endpoints after the delete: got %v", list)
+	}
+}
