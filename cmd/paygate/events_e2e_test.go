@@ -576,3 +576,31 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 		t.Fatalf("endpoints after the delete: got %v", list)
 	}
 }
+
+// TestChargeWritesNoEventRow: a charge's events cost its ordinary path nothing: its first
+// outcome's event is read from its row, and for a merchant without endpoints nothing else
+// is written for it (no audit entry, no job, no delivery).
+func TestChargeWritesNoEventRow(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	k := g.key("m_cost", "checkout")
+	r := g.charge(k, "cost1", visa)
+	if r.status != http.StatusOK {
+		t.Fatalf("charge: got %d %s", r.status, r.body)
+	}
+	id := r.json(t)["id"].(string)
+	list := g.do(http.MethodGet, "/v1/events?charge="+id, k, nil, "").json(t)["data"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["type"] != "charge.succeeded" {
+		t.Fatalf("the charge's events: got %v, want charge.succeeded", list)
+	}
+	conn := dbConn(t, g)
+	var trail, jobs, deliveries int
+	if err := conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM charge_events WHERE charge_id = $1),
+		(SELECT count(*) FROM river_job WHERE kind = 'event_delivery'), (SELECT count(*) FROM event_deliveries)`, id).
+		Scan(&trail, &jobs, &deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if trail+jobs+deliveries != 0 {
+		t.Fatalf("written for the charge's events: %d audit entries, %d jobs, %d deliveries, want none", trail, jobs, deliveries)
+	}
+}
