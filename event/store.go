@@ -24,8 +24,8 @@ type Store interface {
 	DispatchFrom(ctx context.Context) (watermark, now time.Time, err error)
 	// NewDeliveries returns, for every event created in [from, to) of a merchant with live
 	// endpoints, each live endpoint that subscribes to it and existed when it happened.
-	// Candidates are the charges created since from less window, the charges whose key
-	// lock ends after from, and the charges whose audit trail grew since from.
+	// It reads the charges created since from less window, the charges whose key lock
+	// ends after from, and the audit entries made since from.
 	NewDeliveries(ctx context.Context, from, to time.Time, window time.Duration) ([]Due, error)
 	// AdvanceDispatch moves the dispatcher's watermark to to, never back.
 	AdvanceDispatch(ctx context.Context, to time.Time) error
