@@ -45,6 +45,21 @@ func (db *DB) EventByID(ctx context.Context, merchantID, id string) (events.Even
 	return e, nil
 }
 
+// eventsPage is the page of events after a cursor ($3, $4, $5: the cursor event's time,
+// charge and key; $3 NULL: the first page), of type $2 (” every type), newest first.
+const eventsPage = ` AND ($2 = '' OR l.type = $2)
+	AND ($3::timestamptz IS NULL OR (l.created, l.charge_id, l.key) < ($3, $4::text, $5::text))
+	ORDER BY l.created DESC, l.charge_id DESC, l.key DESC LIMIT $6`
+
+// merchantEventsSQL reads a page of the merchant's events; chargeEventsSQL of one of its
+// charges' ($7), which the planner reads by the charge's id. The merchant's list reads its
+// charges' rows (no index on charges orders their outcomes: one would end the outcome's
+// heap-only update).
+const (
+	merchantEventsSQL = `SELECT ` + eventColumns + ` FROM charge_event_log l WHERE l.merchant_id = $1 AND $7 = ''` + eventsPage
+	chargeEventsSQL   = `SELECT ` + eventColumns + ` FROM charge_event_log l WHERE l.merchant_id = $1 AND l.charge_id = $7` + eventsPage
+)
+
 // Events returns a page of the merchant's events, newest first, and whether more follow.
 func (db *DB) Events(ctx context.Context, p events.ListParams) ([]events.Event, bool, error) {
 	var (
@@ -56,9 +71,11 @@ func (db *DB) Events(ctx context.Context, p events.ListParams) ([]events.Event, 
 		at = &p.After.Created
 	}
 	typ, limit := string(p.Type), p.Limit
-	rows, queryErr := db.pool.Query(ctx, `SELECT `+eventColumns+` FROM charge_event_log l
-		WHERE l.merchant_id = $1 AND ($2 = '' OR l.type = $2) AND ($7 = '' OR l.charge_id = $7) AND ($3::timestamptz IS NULL OR (l.created, l.charge_id, l.key) < ($3, $4::text, $5::text))
-		ORDER BY l.created DESC, l.charge_id DESC, l.key DESC LIMIT $6`, p.MerchantID, typ, at, chargeID, key, limit+1, p.ChargeID)
+	sql := merchantEventsSQL
+	if p.ChargeID != "" {
+		sql = chargeEventsSQL
+	}
+	rows, queryErr := db.pool.Query(ctx, sql, p.MerchantID, typ, at, chargeID, key, limit+1, p.ChargeID)
 	if queryErr != nil {
 		return nil, false, fmt.Errorf("store: events: %w", interpretError(queryErr))
 	}
