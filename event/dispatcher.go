@@ -39,8 +39,6 @@ type Dispatcher struct {
 	// seen are the deliveries this process enqueued that a look may meet again (their
 	// event is within the overlap), so that it does not ask River for them twice.
 	seen map[Due]time.Time
-	// kick asks for a look now.
-	kick chan struct{}
 }
 
 // NewDispatcher returns the dispatcher of cfg.
@@ -57,15 +55,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
-	return &Dispatcher{cfg: cfg, seen: map[Due]time.Time{}, kick: make(chan struct{}, 1)}
-}
-
-// Kick asks for a look as soon as possible.
-func (d *Dispatcher) Kick() {
-	select {
-	case d.kick <- struct{}{}:
-	default:
-	}
+	return &Dispatcher{cfg: cfg, seen: map[Due]time.Time{}}
 }
 
 // Run looks for new events every Every until ctx ends.
@@ -80,7 +70,6 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-d.kick:
 		}
 	}
 }
