@@ -88,7 +88,8 @@ type Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 // CheckURL checks an endpoint URL at registration: an absolute https:// URL, or http:// to
 // a loopback address when allowHTTP is set; no user info, no fragment; a host that is and
 // resolves to no private, link-local, metadata or otherwise internal address (loopback only
-// over allowed http://). It returns a *URLError.
+// over allowed http://). A name that does not resolve now is accepted: the dialer checks
+// what it resolves to at each delivery (Dialer). It returns a *URLError.
 func CheckURL(ctx context.Context, raw string, allowHTTP bool, resolve Resolver) error {
 	if raw == "" || len(raw) > MaxURLLength || strings.ContainsAny(raw, " \t\r\n\\") {
 		return &URLError{Code: "url_invalid", Message: fmt.Sprintf("url must be an absolute URL of at most %d characters", MaxURLLength)}
@@ -127,11 +128,17 @@ func CheckURL(ctx context.Context, raw string, allowHTTP bool, resolve Resolver)
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		addrs, err = resolve(rctx, host)
 		cancel()
-		if err != nil || len(addrs) == 0 {
-			return &URLError{Code: "url_unresolvable", Message: "url's host does not resolve"}
+		if err != nil {
+			// A name that does not resolve now may resolve later (a record not yet
+			// published, a resolver down): it is accepted, and every delivery's dial checks
+			// the addresses it resolves to then.
+			addrs = nil
 		}
 	}
 	plainHTTP := u.Scheme == "http"
+	if plainHTTP && len(addrs) == 0 {
+		return &URLError{Code: "url_insecure", Message: "http:// is allowed only to a loopback address"}
+	}
 	for _, a := range addrs {
 		if err := checkAddr(a, plainHTTP && allowHTTP, plainHTTP); err != nil {
 			return err

@@ -93,9 +93,12 @@ func TestCheckURL(t *testing.T) {
 		{"name resolving private", "https://internal.example.com/", false, resolve("10.1.2.3"), "url_forbidden"},
 		{"name resolving to one private among public", "https://mixed.example.com/", false,
 			resolve("93.184.216.34", "192.168.0.1"), "url_forbidden"},
-		{"unresolvable", "https://nowhere.invalid/", false, func(context.Context, string) ([]netip.Addr, error) {
+		{"unresolvable now: checked at each dial", "https://later.example.com/", false, func(context.Context, string) ([]netip.Addr, error) {
 			return nil, errors.New("no such host")
-		}, "url_unresolvable"},
+		}, ""},
+		{"unresolvable over http", "http://later.example.com/", true, func(context.Context, string) ([]netip.Addr, error) {
+			return nil, errors.New("no such host")
+		}, "url_insecure"},
 		{"ftp", "ftp://hooks.example.com/", false, public, "url_invalid"},
 		{"relative", "/hooks", false, public, "url_invalid"},
 		{"user info", "https://user:pw@hooks.example.com/", false, public, "url_invalid"},
