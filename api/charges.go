@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -195,15 +196,25 @@ func (h *chargeHandlers) get(c echo.Context) error {
 	if apiErr != nil {
 		return apiErr
 	}
-	ch, err := h.charges.Get(c.Request().Context(), p.MerchantID, id)
+	v, err := h.detail(c.Request().Context(), p, id)
 	if err != nil {
 		return err
 	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// detail is the charge id as GET /v1/charges/{id} shows it to p: with its attempts, its
+// audit trail (a checkout's view of it for a checkout key) and its reattempt chain.
+func (h *chargeHandlers) detail(ctx context.Context, p apikey.Principal, id string) (chargeJSON, error) {
+	ch, err := h.charges.Get(ctx, p.MerchantID, id)
+	if err != nil {
+		return chargeJSON{}, err
+	}
 	v := chargeView(ch, true)
 	if h.review != nil {
-		events, rec, err := h.review.ChargeTrail(c.Request().Context(), p.MerchantID, ch.ID)
+		events, rec, err := h.review.ChargeTrail(ctx, p.MerchantID, ch.ID)
 		if err != nil {
-			return err
+			return chargeJSON{}, err
 		}
 		v.Events = events
 		if v.Events == nil {
@@ -218,12 +229,12 @@ func (h *chargeHandlers) get(c echo.Context) error {
 			v.Reconciliation = nil
 		}
 		if ch.ReattemptOf != "" || ch.ReattemptMode == charge.ReattemptAuto || ch.NextReattemptAt != nil {
-			if v.Chain, err = h.review.Chain(c.Request().Context(), p.MerchantID, ch.Chain); err != nil {
-				return err
+			if v.Chain, err = h.review.Chain(ctx, p.MerchantID, ch.Chain); err != nil {
+				return chargeJSON{}, err
 			}
 		}
 	}
-	return c.JSON(http.StatusOK, v)
+	return v, nil
 }
 
 // stateChanges returns events as a checkout key sees them: when, what and why, the state

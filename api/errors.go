@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/event"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/report"
@@ -89,6 +90,7 @@ var sentinels = []struct {
 }{
 	{charge.ErrNotFound, errNotFound},
 	{jobs.ErrNotFound, errNotFound},
+	{event.ErrNotFound, errNotFound},
 	{charge.ErrNotDeclined, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "charge_not_declined",
 		Message: "only a declined charge can be reattempted"}},
 	// The first request runs within its deadline: a retry a second later may find it done.

@@ -38,6 +38,9 @@ type Config struct {
 	// Registry is where the API registers its request metrics. They are not served here:
 	// serve publishes them on a listener of their own (PAYGATE_METRICS_ADDR).
 	Registry *prometheus.Registry
+	// Events serves the merchant's events and webhook endpoints; without a store there are
+	// no such routes.
+	Events EventsConfig
 	// Webhooks configures POST /webhooks/stripe; without a secret there is no such route.
 	Webhooks WebhookConfig
 }
@@ -81,6 +84,18 @@ func New(cfg Config) *echo.Echo {
 	v1.GET("/review", rh.queue, readers)
 	v1.POST("/charges/:id/reconcile", rh.reconcileNow, operator)
 	v1.POST("/charges/:id/resolve", rh.resolve, operator, limit)
+
+	// The merchant's events, and where they are delivered.
+	if cfg.Events.Store != nil {
+		eh := &eventHandlers{cfg: cfg.Events, charges: cfg.Charges, review: cfg.Review}
+		v1.GET("/events", eh.list, anyRole)
+		v1.GET("/events/:id", eh.get, anyRole)
+		v1.POST("/webhook_endpoints", eh.createEndpoint, operator, limit)
+		v1.GET("/webhook_endpoints", eh.listEndpoints, readers)
+		v1.GET("/webhook_endpoints/:id", eh.getEndpoint, readers)
+		v1.DELETE("/webhook_endpoints/:id", eh.deleteEndpoint, operator)
+		v1.POST("/webhook_endpoints/:id/rotate", eh.rotateSecret, operator, limit)
+	}
 
 	// The processor's events: signed, not keyed.
 	registerWebhooks(e, cfg.Webhooks, cfg.Registry, cfg.Log)

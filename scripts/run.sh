@@ -81,6 +81,8 @@ fi
 # card fingerprints the network rules count).
 export PAYGATE_PROCESSOR=${PAYGATE_PROCESSOR:-sim}
 export PAYGATE_SIM_ACCOUNT_FILE=${PAYGATE_SIM_ACCOUNT_FILE:-.data/sim_account}
+# Webhook endpoints may be a receiver on this machine, over plain http:// to loopback.
+export PAYGATE_WEBHOOK_ALLOW_HTTP=${PAYGATE_WEBHOOK_ALLOW_HTTP:-1}
 # In a terminal the gateway runs as a job of its own and gets the terminal once it is up:
 # Ctrl-C then reaches the gateway alone, which stops gracefully, and make sees this script
 # end well. Elsewhere SIGTERM (to make, or to this script) stops it.

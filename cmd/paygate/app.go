@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/api"
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/event"
 	"github.com/paygate/paygate/internal/sim"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/migrations"
@@ -54,7 +55,9 @@ type app struct {
 	janitor   *reconcile.Janitor
 	webhooks  *reconcile.Webhooks
 	queue     *jobs.Queue
-	http      *http.Server
+	// dispatched is closed when the events' dispatcher has stopped.
+	dispatched <-chan struct{}
+	http       *http.Server
 
 	closers []func() // run last, in reverse order
 }
@@ -253,6 +256,15 @@ func (a *app) startJobs() error {
 	if err != nil {
 		return err
 	}
+	eventMetrics, err := event.NewMetrics(a.registry, a.db.OldestUndelivered)
+	if err != nil {
+		return err
+	}
+	deliverer := event.NewDeliverer(event.DelivererConfig{Store: a.db, Render: api.ChargeObject(a.charges, a.db),
+		Schedule: cfg.EventSchedule, AllowHTTP: cfg.WebhookAllowHTTP, Metrics: eventMetrics, Log: a.log.Named("events")})
+	if err := deliverer.Register(registry); err != nil {
+		return err
+	}
 	a.queue, err = jobs.New(a.db.Pool(), a.log.Named("jobs"), registry, jobs.Config{ReplayGuard: replayGuard,
 		JobTimeout: cfg.JobTimeout, RescueStuckJobsAfter: cfg.JobRescueAfter, ReconcileWorkers: reconcileWorkers})
 	if err != nil {
@@ -270,6 +282,14 @@ func (a *app) startJobs() error {
 	if err := a.queue.Start(context.WithoutCancel(a.ctx)); err != nil {
 		return fmt.Errorf("paygate: job queue: %w", err)
 	}
+	dispatcher := event.NewDispatcher(event.DispatcherConfig{Store: a.db, Queue: a.queue, Every: cfg.EventDispatch,
+		Log: a.log.Named("events")})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dispatcher.Run(a.ctx)
+	}()
+	a.dispatched = done
 	return nil
 }
 
@@ -288,6 +308,7 @@ func (a *app) startHTTP() error {
 		Unavailable: store.Unavailable,
 		Registry:    a.registry,
 		Webhooks:    api.WebhookConfig{Secret: a.cfg.WebhookSecret, Receiver: a.webhooks},
+		Events:      api.EventsConfig{Store: a.db, AllowHTTP: a.cfg.WebhookAllowHTTP},
 	})
 	a.http = &http.Server{
 		Handler:           handler,
@@ -328,6 +349,9 @@ func (a *app) Close() error {
 	}
 	if a.completed != nil {
 		<-a.completed
+	}
+	if a.dispatched != nil {
+		<-a.dispatched
 	}
 	if a.queue != nil {
 		if qerr := a.queue.Stop(ctx); qerr != nil {

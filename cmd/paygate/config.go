@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/decline"
+	"github.com/paygate/paygate/event"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/reconcile"
 )
@@ -76,6 +77,12 @@ type config struct {
 	// the built-in simulator's events there (see webhooks.go).
 	WebhookSecret string
 	SimWebhooks   bool
+	// WebhookAllowHTTP allows merchants' webhook endpoints at http:// loopback addresses
+	// (development). EventSchedule is how deliveries of events are retried; EventDispatch
+	// how often new events are looked for.
+	WebhookAllowHTTP bool
+	EventSchedule    event.Schedule
+	EventDispatch    time.Duration
 }
 
 // configError names the variable that is wrong; main prints it as one line.
@@ -142,6 +149,8 @@ func defaults(getenv func(string) string) config {
 		ReconcileSchedule: reconcile.DefaultSchedule,
 		ReconcileSweep:    5 * time.Second,
 		VisaReattempts30d: decline.DefaultVisaReattempts30d,
+		EventSchedule:     event.DefaultSchedule(),
+		EventDispatch:     250 * time.Millisecond,
 	}
 }
 
@@ -195,6 +204,18 @@ func (c *config) variables() []variable {
 		}},
 		{"PAYGATE_VISA_REATTEMPTS_30D", intIn(&c.VisaReattempts30d, 1, 100,
 			"must be an integer from 1 to 100 (Visa's rule is 15; some acquirers state 20)")},
+		{"PAYGATE_WEBHOOK_ALLOW_HTTP", func(v string) string {
+			if v != "0" && v != "1" {
+				return `must be "1" (allow http:// endpoints at loopback addresses) or "0"`
+			}
+			c.WebhookAllowHTTP = v == "1"
+			return ""
+		}},
+		{"PAYGATE_EVENT_RETRY_BASE", duration(&c.EventSchedule.Backoff.Base, positive)},
+		{"PAYGATE_EVENT_RETRY_CAP", duration(&c.EventSchedule.Backoff.Cap, positive)},
+		{"PAYGATE_EVENT_RETRY_WINDOW", duration(&c.EventSchedule.Window, positive)},
+		{"PAYGATE_EVENT_DISABLE_AFTER", duration(&c.EventSchedule.DisableAfter, positive)},
+		{"PAYGATE_EVENT_DISPATCH_EVERY", duration(&c.EventDispatch, positive)},
 		{"PAYGATE_DB_MAX_CONNS", intIn(&c.DBMaxConns, 2, math.MaxInt32, "must be an integer of at least 2")},
 	}
 }

@@ -228,9 +228,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	// Checks run only when asked; an attempt may execute for 1 ms after its timeout, so that
 	// an operator may resolve a timed-out charge once it was queried.
-	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h", "PAYGATE_IN_FLIGHT_MARGIN", "1ms")
+	g := startGateway(t, "PAYGATE_RECONCILE_SCHEDULE", "1h,2h", "PAYGATE_IN_FLIGHT_MARGIN", "1ms",
+		"PAYGATE_WEBHOOK_ALLOW_HTTP", "1")
 	const m = "m_console"
 	checkout, op, aud := g.key(m, "checkout"), g.key(m, "operator"), g.key(m, "auditor")
+	recv := newReceiver(t, nil)
+	g.endpoint(op, recv.URL, "charge.succeeded")
 
 	// The data the pages show: a succeeded charge, a declined one on an automatic chain, a
 	// pending one (the processor never answers its request, and nothing took effect), and a
@@ -268,8 +271,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	o.open("#/review", "Review queue")
 	o.do("the empty queue", waitText("main", "Nothing needs a person right now."))
 
+	recv.next(t, 30*time.Second) // the succeeded charge's event, delivered
 	o.open("#/charge/"+okID, "Charge")
 	o.do("a settled charge offers nothing", waitText("#act-title", "Nothing to settle"))
+	o.do("its event and delivery", waitText("#charge-events", "charge.succeeded"), waitText("#charge-events", "delivered"))
+	o.open("#/endpoints", "Webhook endpoints")
+	o.do("the endpoint and its state", waitText("main", recv.URL), waitText("main", "enabled"))
 	if o.present("#reconcile-now") || o.present(".resolve-form") {
 		t.Fatal("operator: a succeeded charge shows the reconcile or resolve action")
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/event"
 	"github.com/paygate/paygate/jobs"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
@@ -30,12 +31,13 @@ func (r readiness) Ready(ctx context.Context) error {
 // to run again: a reconciliation check or sweep only reads; an automatic reattempt resumes under its
 // own inbound key, its charge is admitted again by the network caps if it does not exist
 // yet, and no write happens under a processor key past the 24 h rule (the charge engine
-// enforces it on every path). A kind this binary does not know is refused.
+// enforces it on every path); a delivery of an event posts it again, which receivers dedupe
+// by its id. A kind this binary does not know is refused.
 func replayGuard(_ context.Context, kind string, _ json.RawMessage) error {
 	switch kind {
 	case reconcile.CheckArgs{}.Kind(), reconcile.SweepArgs{}.Kind(), reconcile.AccountSweepArgs{}.Kind(), reconcile.EventArgs{}.Kind(),
 		reconcile.WebhookReaperArgs{}.Kind(), charge.AutoReattemptArgs{}.Kind(),
-		charge.AutoSweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind():
+		charge.AutoSweepArgs{}.Kind(), jobs.KeyReaperArgs{}.Kind(), event.DeliveryArgs{}.Kind():
 		return nil
 	}
 	return fmt.Errorf("unknown job kind %q", kind)

@@ -1,6 +1,6 @@
 // The operator console: key handling, tabs and hash routes.
 //
-// Routes: #/review, #/charge, #/charge/{id}, #/report[?from=YYYY-MM-DD&to=YYYY-MM-DD], #/dead.
+// Routes: #/review, #/charge, #/charge/{id}, #/report[?from=YYYY-MM-DD&to=YYYY-MM-DD], #/dead, #/endpoints.
 
 import {getKey, setKey, forgetKey, checkKey, identity, role} from './api.js';
 import {h, clear, notice} from './dom.js';
@@ -8,12 +8,14 @@ import {renderReview} from './review.js';
 import {renderCharge} from './charge.js';
 import {renderReport} from './report.js';
 import {renderDead} from './dead.js';
+import {renderEndpoints} from './events.js';
 
 const views = {
   review: renderReview,
   charge: renderCharge,
   report: renderReport,
   dead: renderDead,
+  endpoints: renderEndpoints,
 };
 
 /** route reads the hash: {name, arg, params}. */

@@ -6,6 +6,7 @@ import {
   jsonView, disclose, notice, errorBox, loading, confirm, toast, isChargeID, DASH,
 } from './dom.js';
 import {evidenceSummary, reviewLabel} from './review.js';
+import {chargeEvents} from './events.js';
 
 const OUTCOMES = [
   ['succeeded', 'Succeeded', 'the processor has the money: the customer paid'],
@@ -97,7 +98,7 @@ class ChargeView {
     if (this.flash) this.root.append(...[this.flash].flat().filter(Boolean));
     this.root.append(
       h('div', {class: 'charge-layout'},
-        h('div', {class: 'charge-main'}, this.summary(c), this.timeline(c)),
+        h('div', {class: 'charge-main'}, this.summary(c), this.timeline(c), chargeEvents(this.id)),
         h('aside', {class: 'charge-side', 'aria-label': 'Actions'}, this.actions(c))));
   }
 
