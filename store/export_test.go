@@ -11,6 +11,9 @@ var Statements = map[string]string{
 	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL, "claim_sweep": claimSweepSQL,
 }
 
+// StandingSQL reads where a charge stands when a check is recorded, for the test of its plan.
+const StandingSQL = standingSQL
+
 // EncodeAttempts, DecodeAttempts, EncodeAnswer and DecodeAnswer expose the attempt log's and
 // the stored answer's encodings to the tests.
 var (

@@ -126,7 +126,9 @@ const lockChargeSQL = `SELECT id FROM charges WHERE id = $1 FOR UPDATE`
 const holdersSQL = `
 	COALESCE((SELECT o.id FROM charges o
 	  WHERE o.merchant_id = c.merchant_id AND o.reference = c.reference AND o.id <> c.id
-	    AND o.reference_duplicate_of IS NULL AND o.status IN ('processing', 'pending', 'succeeded')
+	    -- live, as charges_live_reference's predicate says it (not the status list it is
+	    -- generated from), so that the plan reads that index and not the whole table.
+	    AND o.reference_duplicate_of IS NULL AND o.live
 	  LIMIT 1), ''),
 	COALESCE((SELECT o.id FROM charges o
 	  WHERE o.merchant_id = c.merchant_id AND o.id <> c.id

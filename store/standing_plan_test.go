@@ -1,0 +1,41 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paygate/paygate/internal/dbtest"
+	"github.com/paygate/paygate/store"
+)
+
+// A check's reading of the live charge that holds its charge's reference goes through the
+// partial index of live references, whatever the plan's parameters: a plan that filtered the
+// merchant's charges instead would read every charge of the merchant for every check.
+func TestStandingReadsLiveReferencesByIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	for _, set := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "SET LOCAL enable_seqscan = off"} {
+		if _, err := tx.Exec(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tx.Prepare(ctx, "standing", store.StandingSQL); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, "EXPLAIN EXECUTE standing('ch_x')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	if !strings.Contains(plan, "charges_live_reference") {
+		t.Fatalf("the standing's reference holder does not read charges_live_reference:\n%s", plan)
+	}
+}
