@@ -9,6 +9,7 @@ var Statements = map[string]string{
 	"live_reattempt": liveReattemptSQL, "insert_key": insertKeySQL, "lock_key": lockKeySQL,
 	"insert_charge": insertChargeSQL, "created_event": createdEventSQL, "record_card": recordCardSQL,
 	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL, "claim_sweep": claimSweepSQL,
+	"card_outcome": cardOutcomeSQL, "charge_card_lock": chargeCardLockSQL, "event": eventSQL, "insert_check": insertCheckSQL,
 }
 
 // StandingSQL reads where a charge stands when a check is recorded, for the test of its plan.

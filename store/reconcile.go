@@ -226,46 +226,55 @@ func standing(ctx context.Context, tx pgx.Tx, q reconcile.StandingQuery) (reconc
 	return s, nil
 }
 
-// applyCheck writes a check's plan.
+// applyCheck writes a check's plan, its statements pipelined in one round trip.
 func applyCheck(ctx context.Context, tx pgx.Tx, chargeID string, p reconcile.CheckPlan) error {
 	d := p.Check.Decision
-	_, err := tx.Exec(ctx, insertCheckSQL, chargeID, p.Check.N, p.Check.At, string(d.Kind), string(d.Path), string(d.Reason), []byte(p.Body))
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return reconcile.ErrStale
-	}
-	if err != nil {
-		return fmt.Errorf("store: record check: %w", err)
-	}
+	b := &pgx.Batch{}
+	b.Queue(insertCheckSQL, chargeID, p.Check.N, p.Check.At, string(d.Kind), string(d.Path), string(d.Reason), []byte(p.Body))
 	if p.ProcessorRef != "" {
-		if _, err := tx.Exec(ctx, `UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`,
-			chargeID, p.ProcessorRef); err != nil {
-			return fmt.Errorf("store: save processor_ref: %w", err)
-		}
+		b.Queue(`UPDATE charges SET processor_ref = $2 WHERE id = $1 AND processor_ref IS NULL`, chargeID, p.ProcessorRef)
 	}
 	var next *time.Time
 	if !p.NextCheckAt.IsZero() {
 		next = &p.NextCheckAt
 	}
-	if _, err := tx.Exec(ctx, reconciliationSQL, chargeID, next, p.Review, p.ReviewReason, p.ReviewRank, p.ReviewSince,
-		p.Check.At, p.Inconclusive, p.EndManual); err != nil {
-		return fmt.Errorf("store: reconciliation state: %w", err)
-	}
+	b.Queue(reconciliationSQL, chargeID, next, p.Review, p.ReviewReason, p.ReviewRank, p.ReviewSince,
+		p.Check.At, p.Inconclusive, p.EndManual)
 	if res := p.Resolve; res != nil {
 		var failCode *string
 		var failRetry *bool
 		if res.Failure != nil {
 			failCode, failRetry = &res.Failure.Code, &res.Failure.Retryable
 		}
-		if _, err := tx.Exec(ctx, resolveSQL, chargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry,
-			res.Duplicates.Reference, res.Duplicates.Reattempt); err != nil {
-			return fmt.Errorf("store: resolve charge: %w", err)
-		}
-		if err := cardOutcomeTx(ctx, tx, chargeID, res.Card); err != nil {
-			return err
+		b.Queue(resolveSQL, chargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry,
+			res.Duplicates.Reference, res.Duplicates.Reattempt)
+		queueCardOutcome(b, chargeID, res.Card)
+	}
+	queueEvents(b, chargeID, p.Events)
+	err := sendBatch(ctx, tx, b)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.TableName == "reconciliation_checks" {
+		return reconcile.ErrStale // another reconciler recorded this check's number first
+	}
+	if err != nil {
+		return fmt.Errorf("store: record check: %w", err)
+	}
+	return nil
+}
+
+// sendBatch runs b's statements in tx, pipelined, and returns the first error.
+func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	br := tx.SendBatch(ctx, b)
+	var err error
+	for range b.Len() {
+		if _, err = br.Exec(); err != nil {
+			break
 		}
 	}
-	return appendEvents(ctx, tx, chargeID, p.Events)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func nullJSON(b json.RawMessage) []byte {
@@ -275,74 +284,89 @@ func nullJSON(b json.RawMessage) []byte {
 	return b
 }
 
-// cardOutcomeTx writes what a resolved outcome means for the card's history: the charge's
+// cardOutcomeSQL writes what a resolved outcome means for the card's history (see
+// queueCardOutcome).
+const cardOutcomeSQL = `
+	WITH cur AS (SELECT card_at, card_outcome FROM charges WHERE id = $1),
+	u AS (
+		UPDATE charges SET
+			card_outcome = CASE WHEN $2 = '' THEN NULL WHEN $2 = 'pending' AND card_outcome IS NULL THEN NULL ELSE $2 END,
+			card_at = CASE WHEN card_outcome IS NULL THEN COALESCE(first_sent_at, created_at) ELSE card_at END,
+			card_class = NULLIF($3, ''), card_category = NULLIF($4::int, 0), card_mac = NULLIF($5::int, 0),
+			card_cap_reached = $6, card_settled_at = CASE WHEN $2 NOT IN ('', 'pending') THEN clock_timestamp() END,
+			card_hold = CASE WHEN $2 NOT IN ('', 'pending') THEN NULLIF($8, '') END
+		 WHERE id = $1 AND (card_outcome IS NOT NULL OR $2 NOT IN ('', 'pending'))
+		   AND card_fingerprint IS NOT NULL AND card_network IS NOT NULL
+		RETURNING processor_account, card_fingerprint, card_at
+	),
+	folded AS (
+		UPDATE card_states s SET stale = true, version = s.version + 1 FROM u
+		 WHERE NOT $7 AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
+		   AND (s.through_at, s.through_charge) >= (u.card_at, $1)
+	)
+	INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
+	SELECT u.processor_account, u.card_fingerprint, u.card_at, '', false FROM u WHERE $7 AND u.processor_account IS NOT NULL
+	ON CONFLICT (processor_account, fingerprint) DO UPDATE SET stale = true, version = card_states.version + 1
+	 WHERE (card_states.through_at, card_states.through_charge) >= (EXCLUDED.through_at, $1)`
+
+// chargeCardLockSQL takes the lock of charge $1's card (cardLockSQL's) when it has one.
+const chargeCardLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended(processor_account || '/' || card_fingerprint, 7263))
+	  FROM charges WHERE id = $1 AND processor_account IS NOT NULL AND card_fingerprint IS NOT NULL`
+
+// queueCardOutcome queues what a resolved outcome means for the card's history: the charge's
 // attempt follows the outcome, or goes when the charge never reached the card network. A
 // charge whose attempt is not in the history (it waited for the cardholder's authentication,
 // which is no authorization) gets one, at its first send, when the outcome is an
 // authorization's. The card's state learns of it: an attempt it folded that changed makes it
 // stale, and a refusal puts the card on record, under the card's lock.
-func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.CardOutcome) error {
-	var account, fingerprint *string
-	if err := tx.QueryRow(ctx, `SELECT processor_account, card_fingerprint FROM charges WHERE id = $1`, chargeID).
-		Scan(&account, &fingerprint); err != nil {
-		return fmt.Errorf("store: card history: %w", interpretError(err))
-	}
+func queueCardOutcome(b *pgx.Batch, chargeID string, co *charge.CardOutcome) {
 	refusal := co != nil && co.Outcome.Refusal()
-	if refusal && account != nil && fingerprint != nil {
-		if _, err := tx.Exec(ctx, cardLockSQL, *account, *fingerprint); err != nil {
-			return fmt.Errorf("store: lock card: %w", err)
-		}
+	if refusal {
+		b.Queue(chargeCardLockSQL, chargeID)
 	}
 	outcome, class, category, mac, capReached, hold := "", "", 0, 0, false, ""
 	if co != nil {
 		outcome, class, category, mac, capReached, hold = string(co.Outcome), string(co.Class), int(co.Category), int(co.MAC),
 			co.CapReached, string(co.Hold)
 	}
-	_, err := tx.Exec(ctx, `
-		WITH cur AS (SELECT card_at, card_outcome FROM charges WHERE id = $1),
-		u AS (
-			UPDATE charges SET
-				card_outcome = CASE WHEN $2 = '' THEN NULL WHEN $2 = 'pending' AND card_outcome IS NULL THEN NULL ELSE $2 END,
-				card_at = CASE WHEN card_outcome IS NULL THEN COALESCE(first_sent_at, created_at) ELSE card_at END,
-				card_class = NULLIF($3, ''), card_category = NULLIF($4::int, 0), card_mac = NULLIF($5::int, 0),
-				card_cap_reached = $6, card_settled_at = CASE WHEN $2 NOT IN ('', 'pending') THEN clock_timestamp() END,
-				card_hold = CASE WHEN $2 NOT IN ('', 'pending') THEN NULLIF($8, '') END
-			 WHERE id = $1 AND (card_outcome IS NOT NULL OR $2 NOT IN ('', 'pending'))
-			   AND card_fingerprint IS NOT NULL AND card_network IS NOT NULL
-			RETURNING processor_account, card_fingerprint, card_at
-		),
-		folded AS (
-			UPDATE card_states s SET stale = true, version = s.version + 1 FROM u
-			 WHERE NOT $7 AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
-			   AND (s.through_at, s.through_charge) >= (u.card_at, $1)
-		)
-		INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
-		SELECT u.processor_account, u.card_fingerprint, u.card_at, '', false FROM u WHERE $7 AND u.processor_account IS NOT NULL
-		ON CONFLICT (processor_account, fingerprint) DO UPDATE SET stale = true, version = card_states.version + 1
-		 WHERE (card_states.through_at, card_states.through_charge) >= (EXCLUDED.through_at, $1)`,
-		chargeID, outcome, class, category, mac, capReached, refusal, hold)
-	if err != nil {
+	b.Queue(cardOutcomeSQL, chargeID, outcome, class, category, mac, capReached, refusal, hold)
+}
+
+// cardOutcomeTx writes what queueCardOutcome queues.
+func cardOutcomeTx(ctx context.Context, tx pgx.Tx, chargeID string, co *charge.CardOutcome) error {
+	b := &pgx.Batch{}
+	queueCardOutcome(b, chargeID, co)
+	if err := sendBatch(ctx, tx, b); err != nil {
 		return fmt.Errorf("store: card history: %w", err)
 	}
 	return nil
 }
 
+// queueEvents queues events for a charge's audit trail, in order.
+func queueEvents(b *pgx.Batch, chargeID string, events []charge.Event) {
+	for _, e := range events {
+		b.Queue(eventSQL, chargeID, actorOr(e.Actor), e.Action, e.Reason, e.StatusBefore, e.StatusAfter, e.Note, nullJSON(e.Evidence))
+	}
+}
+
 // appendEvents appends events to a charge's audit trail, in order.
 func appendEvents(ctx context.Context, tx pgx.Tx, chargeID string, events []charge.Event) error {
-	for _, e := range events {
-		if err := event(ctx, tx, chargeID, actorOr(e.Actor), e.Action, e.Reason, e.StatusBefore, e.StatusAfter, e.Note, e.Evidence); err != nil {
-			return err
-		}
+	b := &pgx.Batch{}
+	queueEvents(b, chargeID, events)
+	if err := sendBatch(ctx, tx, b); err != nil {
+		return fmt.Errorf("store: audit trail: %w", err)
 	}
 	return nil
 }
 
+// eventSQL appends to a charge's audit trail.
+const eventSQL = `
+	INSERT INTO charge_events (charge_id, actor, action, reason, status_before, status_after, note, evidence)
+	VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), NULLIF($6, ''), NULLIF($7, ''), $8)`
+
 // event appends to a charge's audit trail.
 func event(ctx context.Context, tx pgx.Tx, chargeID, actor, action, reason, before, after, note string, evidence []byte) error {
-	_, err := tx.Exec(ctx, `
-		INSERT INTO charge_events (charge_id, actor, action, reason, status_before, status_after, note, evidence)
-		VALUES ($1, $2, $3, NULLIF($4, ''), NULLIF($5, ''), NULLIF($6, ''), NULLIF($7, ''), $8)`,
-		chargeID, actor, action, reason, before, after, note, nullJSON(evidence))
+	_, err := tx.Exec(ctx, eventSQL, chargeID, actor, action, reason, before, after, note, nullJSON(evidence))
 	if err != nil {
 		return fmt.Errorf("store: audit trail: %w", err)
 	}
