@@ -47,18 +47,12 @@ func runKeys(ctx context.Context, args []string, stdout io.Writer, getenv func(s
 	if sub == "create" {
 		role = fs.String("role", "", "checkout, operator or auditor")
 	}
-	if err := fs.Parse(args); err != nil {
-		return &usageError{fmt.Sprintf("keys %s: %v (%s)", sub, err, usage)}
-	}
 	wantArgs := 0
 	if sub == "revoke" {
 		wantArgs = 1
 	}
-	switch {
-	case fs.NArg() > wantArgs:
-		return &usageError{fmt.Sprintf("keys %s: unexpected argument %q (%s)", sub, fs.Arg(wantArgs), usage)}
-	case fs.NArg() < wantArgs:
-		return &usageError{fmt.Sprintf("keys %s: needs a key id (%s)", sub, usage)}
+	if err := parseSubcommand(fs, "keys "+sub, args, wantArgs, "a key id", usage); err != nil {
+		return err
 	}
 	var r apikey.Role
 	if sub == "create" {

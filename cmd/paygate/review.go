@@ -44,19 +44,14 @@ func runReview(ctx context.Context, args []string, stdout io.Writer, getenv func
 		limit = fs.Int("limit", 100, "at most this many events, 1 to 10000")
 		asJSON = fs.Bool("json", false, "one event a line, as received")
 	}
-	if err := fs.Parse(args); err != nil {
-		return &usageError{fmt.Sprintf("review %s: %v (%s)", sub, err, usage)}
-	}
 	wantArgs := 0
 	if sub == "ack" {
 		wantArgs = 1
 	}
-	switch {
-	case fs.NArg() > wantArgs:
-		return &usageError{fmt.Sprintf("review %s: unexpected argument %q (%s)", sub, fs.Arg(wantArgs), usage)}
-	case fs.NArg() < wantArgs:
-		return &usageError{fmt.Sprintf("review %s: needs an event id (%s)", sub, usage)}
-	case limit != nil && (*limit < 1 || *limit > 10000):
+	if err := parseSubcommand(fs, "review "+sub, args, wantArgs, "an event id", usage); err != nil {
+		return err
+	}
+	if limit != nil && (*limit < 1 || *limit > 10000) {
 		return &usageError{fmt.Sprintf("review events: --limit must be 1 to 10000 (%s)", usage)}
 	}
 	cfg, err := loadConfig(getenv, true)

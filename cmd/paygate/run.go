@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -91,6 +92,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return "paygate: " + e.msg }
+
+// parseSubcommand parses the flags of subcommand name ("keys revoke") from args, which must
+// then hold exactly want arguments; missing names the one a short line lacks ("a key id").
+func parseSubcommand(fs *flag.FlagSet, name string, args []string, want int, missing, usage string) error {
+	if err := fs.Parse(args); err != nil {
+		return &usageError{fmt.Sprintf("%s: %v (%s)", name, err, usage)}
+	}
+	switch {
+	case fs.NArg() > want:
+		return &usageError{fmt.Sprintf("%s: unexpected argument %q (%s)", name, fs.Arg(want), usage)}
+	case fs.NArg() < want:
+		return &usageError{fmt.Sprintf("%s: needs %s (%s)", name, missing, usage)}
+	}
+	return nil
+}
 
 // oneLine returns the message of err on one line: the lines of a multi-line message (pgx
 // puts the reason a connection failed on the lines after the first) joined, not cut.
