@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -60,41 +58,7 @@ func TestSweepsSettleLostAnswers(t *testing.T) {
 		steps = append(steps, `{"drop_response":true}`, `{}`, `{}`)
 	}
 	g.script("[" + strings.Join(steps, ",") + "]")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		lost int
-	)
-	tick := time.NewTicker(time.Second / 100)
-	sent := 0
-	for i := 0; ; i++ {
-		mu.Lock()
-		enough := lost >= n
-		mu.Unlock()
-		if enough || i >= 10*n {
-			break
-		}
-		<-tick.C
-		sent++
-		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, g.base+"/v1/charges", strings.NewReader(visa))
-			req.Header.Set("Authorization", "Bearer "+k)
-			req.Header.Set("Idempotency-Key", fmt.Sprintf("swept-%d", i))
-			req.Header.Set("Request-Timeout-Ms", "2000")
-			if resp, err := client.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusAccepted {
-					mu.Lock()
-					lost++
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	tick.Stop()
-	wg.Wait()
+	sent, lost, _ := sendUntilLost(g, k, "swept-", 100, n)
 	g.script(`[]`)
 	stopped := time.Now()
 	if lost < n {

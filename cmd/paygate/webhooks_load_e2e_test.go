@@ -64,46 +64,8 @@ func TestWebhooksSettleLostAnswers(t *testing.T) {
 		steps = append(steps, `{"drop_response":true}`, `{}`, `{}`)
 	}
 	g.script("[" + strings.Join(steps, ",") + "]")
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		statuses = map[int]int{}
-		lost     int
-	)
 	start := time.Now()
-	tick := time.NewTicker(time.Second / time.Duration(perSecond))
-	sentCharges := 0
-	for i := 0; ; i++ {
-		mu.Lock()
-		enough := lost >= n
-		mu.Unlock()
-		if enough || i >= 10*n {
-			break
-		}
-		<-tick.C
-		sentCharges++
-		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, g.base+"/v1/charges", strings.NewReader(visa))
-			req.Header.Set("Authorization", "Bearer "+k)
-			req.Header.Set("Idempotency-Key", fmt.Sprintf("lost-%d", i))
-			req.Header.Set("Request-Timeout-Ms", "2000")
-			status := 0
-			if resp, err := client.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				status = resp.StatusCode
-			}
-			mu.Lock()
-			statuses[status]++
-			if status == http.StatusAccepted {
-				lost++
-			}
-			mu.Unlock()
-		})
-	}
-	tick.Stop()
-	wg.Wait()
+	sentCharges, lost, statuses := sendUntilLost(g, k, "lost-", perSecond, n)
 	sent := time.Since(start)
 	// The faults stop.
 	g.script(`[]`)
@@ -177,4 +139,48 @@ func TestWebhooksSettleLostAnswers(t *testing.T) {
 	case refused != 0:
 		t.Fatalf("refused deliveries: got %.0f, want none", refused)
 	}
+}
+
+// sendUntilLost sends charges with key k at perSecond a second, each keyed prefix and its
+// number, until n of them answered 202 (their answers lost) or 10·n were sent. It returns how
+// many it sent, how many were lost, and the answers' statuses (0: no answer).
+func sendUntilLost(g *gateway, k, prefix string, perSecond, n int) (sent, lost int, statuses map[int]int) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	statuses = map[int]int{}
+	tick := time.NewTicker(time.Second / time.Duration(perSecond))
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		mu.Lock()
+		enough := lost >= n
+		mu.Unlock()
+		if enough || i >= 10*n {
+			break
+		}
+		<-tick.C
+		sent++
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, g.base+"/v1/charges", strings.NewReader(visa))
+			req.Header.Set("Authorization", "Bearer "+k)
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("%s%d", prefix, i))
+			req.Header.Set("Request-Timeout-Ms", "2000")
+			status := 0
+			if resp, err := client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				status = resp.StatusCode
+			}
+			mu.Lock()
+			statuses[status]++
+			if status == http.StatusAccepted {
+				lost++
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return sent, lost, statuses
 }
