@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,32 +19,11 @@ import (
 	"github.com/paygate/paygate/store"
 )
 
-// countedReads counts the processor reads the janitor makes.
-type countedReads struct {
-	reconcile.Reads
-	n atomic.Int64
-}
-
-func (c *countedReads) Retrieve(ctx context.Context, id string) (processor.Intent, processor.ReadResult) {
-	c.n.Add(1)
-	return c.Reads.Retrieve(ctx, id)
-}
-
-func (c *countedReads) ListByCreated(ctx context.Context, from, to time.Time, after string, limit int) (processor.IntentPage, processor.ReadResult) {
-	c.n.Add(1)
-	return c.Reads.ListByCreated(ctx, from, to, after, limit)
-}
-
-func (c *countedReads) SearchByCharge(ctx context.Context, id string) ([]processor.Intent, processor.ReadResult) {
-	c.n.Add(1)
-	return c.Reads.SearchByCharge(ctx, id)
-}
-
 // hooks is a janitor bundle with counted reads and the receiver of processor events on a
 // job queue (not started: the tests run the checks themselves).
 type hooks struct {
 	*janitorBundle
-	reads *countedReads
+	reads *opReads
 	recv  *reconcile.Webhooks
 }
 
@@ -56,7 +34,7 @@ func setupHooks(t *testing.T) *hooks {
 	if err := jobs.Migrate(b.ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	h := &hooks{janitorBundle: b, reads: &countedReads{Reads: b.reads}}
+	h := &hooks{janitorBundle: b, reads: &opReads{Reads: b.reads}}
 	reg := jobs.NewRegistry()
 	var err error
 	b.j, err = reconcile.NewJanitor(reconcile.JanitorConfig{Store: b.db, Reconciler: reconcile.Config{Account: b.account, Reads: h.reads}, Log: zaptest.NewLogger(t)}, reg)
@@ -167,7 +145,7 @@ func TestReceiveDispositions(t *testing.T) {
 			if n := h.queued(t, id); n != wantJobs {
 				t.Fatalf("checks enqueued: got %d, want %d", n, wantJobs)
 			}
-			if n := h.reads.n.Load(); n != 0 {
+			if n := h.reads.total(); n != 0 {
 				t.Fatalf("reads: got %d, want none when an event arrives", n)
 			}
 		})
@@ -206,12 +184,12 @@ func TestCheckEvent(t *testing.T) {
 	t.Run("one read settles it", func(t *testing.T) {
 		id := h.pending(t, "pm_card_visa")
 		e := h.event(reconcile.EventSucceeded, h.paid(t, id))
-		before := h.reads.n.Load()
+		before := h.reads.total()
 		chk, err := h.j.CheckEvent(h.ctx, id, e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := h.reads.n.Load() - before; n != 1 {
+		if n := h.reads.total() - before; n != 1 {
 			t.Fatalf("reads: got %d, want 1", n)
 		}
 		if d := chk.Decision; d.Kind != reconcile.KindResolve || d.Outcome != reconcile.OutcomeSucceeded || d.Path != reconcile.PathRetrieve {
@@ -225,11 +203,11 @@ func TestCheckEvent(t *testing.T) {
 			t.Fatalf("evidence: got event %+v, want %s", ev, e.ID)
 		}
 		// Settled: a later event changes nothing.
-		before = h.reads.n.Load()
+		before = h.reads.total()
 		if chk, err := h.j.CheckEvent(h.ctx, id, h.event(reconcile.EventSucceeded, e.Intent)); err != nil || chk.N != 0 {
 			t.Fatalf("settled charge: got check %d, %v; want none", chk.N, err)
 		}
-		if n := h.reads.n.Load() - before; n != 0 {
+		if n := h.reads.total() - before; n != 0 {
 			t.Fatalf("reads for a settled charge: got %d, want none", n)
 		}
 	})

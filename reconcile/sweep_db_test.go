@@ -17,11 +17,14 @@ import (
 	"github.com/paygate/paygate/reconcile"
 )
 
-// opReads counts the processor reads by operation.
+// opReads counts the processor reads the janitor makes, by operation.
 type opReads struct {
 	reconcile.Reads
 	retrieve, list, search atomic.Int64
 }
+
+// total is how many reads were made, of every operation.
+func (o *opReads) total() int64 { return o.retrieve.Load() + o.list.Load() + o.search.Load() }
 
 func (o *opReads) Retrieve(ctx context.Context, id string) (processor.Intent, processor.ReadResult) {
 	o.retrieve.Add(1)

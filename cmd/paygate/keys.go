@@ -30,13 +30,9 @@ var keysUsage = map[string]string{
 // subcommand, a flag the subcommand does not take, an argument it does not expect) is a
 // *usageError with the subcommand's usage, refused before the database is opened.
 func runKeys(ctx context.Context, args []string, stdout io.Writer, getenv func(string) string) error {
-	if len(args) == 0 {
-		return &usageError{"keys needs a subcommand: create, list or revoke (" + keysCommands + ")"}
-	}
-	sub, args := args[0], args[1:]
-	usage, ok := keysUsage[sub]
-	if !ok {
-		return &usageError{fmt.Sprintf("unknown keys subcommand %q: want create, list or revoke (%s)", sub, keysCommands)}
+	sub, args, usage, err := subcommand("keys", args, keysUsage, keysCommands, "create, list or revoke")
+	if err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

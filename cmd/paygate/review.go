@@ -28,13 +28,9 @@ const reviewCommands = "usage: paygate review events|ack ..."
 // lists them, oldest first (--json: one event a line, as received); ack takes one out of
 // review once a person has looked (its id is then kept as long as any other).
 func runReview(ctx context.Context, args []string, stdout io.Writer, getenv func(string) string) error {
-	if len(args) == 0 {
-		return &usageError{"review needs a subcommand: events or ack (" + reviewCommands + ")"}
-	}
-	sub, args := args[0], args[1:]
-	usage, ok := reviewUsage[sub]
-	if !ok {
-		return &usageError{fmt.Sprintf("unknown review subcommand %q: want events or ack (%s)", sub, reviewCommands)}
+	sub, args, usage, err := subcommand("review", args, reviewUsage, reviewCommands, "events or ack")
+	if err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("review "+sub, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

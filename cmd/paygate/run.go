@@ -93,6 +93,21 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return "paygate: " + e.msg }
 
+// subcommand splits args into the subcommand of command cmd and its arguments, with the
+// subcommand's usage from usages; commands lists them all and names them in words ("events
+// or ack").
+func subcommand(cmd string, args []string, usages map[string]string, commands, names string) (sub string, rest []string, usage string, err error) {
+	if len(args) == 0 {
+		return "", nil, "", &usageError{fmt.Sprintf("%s needs a subcommand: %s (%s)", cmd, names, commands)}
+	}
+	sub, rest = args[0], args[1:]
+	usage, ok := usages[sub]
+	if !ok {
+		return "", nil, "", &usageError{fmt.Sprintf("unknown %s subcommand %q: want %s (%s)", cmd, sub, names, commands)}
+	}
+	return sub, rest, usage, nil
+}
+
 // parseSubcommand parses the flags of subcommand name ("keys revoke") from args, which must
 // then hold exactly want arguments; missing names the one a short line lacks ("a key id").
 func parseSubcommand(fs *flag.FlagSet, name string, args []string, want int, missing, usage string) error {
