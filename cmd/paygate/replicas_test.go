@@ -25,8 +25,11 @@ func TestReplicasReconcileOnce(t *testing.T) {
 	}
 	t.Parallel()
 	r := newKillRig(t)
+	// Each replica its own breaker: the thirty unknown outcomes are ten a replica, and a
+	// breaker shared by the fleet would open after ten in a row wherever its syncs fell,
+	// refusing the last charges before they were sent.
 	r.env = append(r.env, "PAYGATE_RECONCILE_SCHEDULE=1s,2s,3s,1h", "PAYGATE_RECONCILE_SWEEP=1s",
-		"PAYGATE_JOB_TIMEOUT=2s", "PAYGATE_JOB_RESCUE_AFTER=3s")
+		"PAYGATE_JOB_TIMEOUT=2s", "PAYGATE_JOB_RESCUE_AFTER=3s", "PAYGATE_BUDGET_SCOPE=process")
 	var replicas []*process
 	var bases []string
 	for range 3 {
