@@ -75,11 +75,11 @@ func BenchmarkReconcileRetrieve(b *testing.B) {
 	_, err = pool.Exec(ctx, `
 		WITH c AS (
 			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status,
-				processor_account, processor_ref, first_sent_at, created_at, updated_at, attempt_log)
+				processor_account, processor_ref, first_sent_at, created_at, updated_at, attempt_log, live)
 			SELECT id, 'm_bench', 1000, 'usd', 'pm_card_visa', 'customer', 'pending', $3, ref,
 				now() - interval '1 minute', now() - interval '1 minute', now(),
 				jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
-					4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text
+					4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text, true
 			  FROM unnest($1::text[], $2::text[]) AS t(id, ref)
 			RETURNING id
 		)
@@ -191,11 +191,11 @@ func BenchmarkReconcileSweep(b *testing.B) {
 	_, err = pool.Exec(ctx, `
 		WITH c AS (
 			INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status,
-				processor_account, first_sent_at, created_at, updated_at, attempt_log)
+				processor_account, first_sent_at, created_at, updated_at, attempt_log, live)
 			SELECT id, 'm_bench', 1000, 'usd', 'pm_card_visa', 'customer', 'pending', $2,
 				sent, sent - interval '1 millisecond', now(),
 				jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM sent) * 1000000)::bigint,
-					4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text
+					4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text, true
 			  FROM unnest($1::text[], $3::timestamptz[]) AS t(id, sent)
 			RETURNING id
 		)

@@ -85,7 +85,7 @@ func (h *hooks) queued(t *testing.T, chargeID string) int {
 
 func (h *hooks) setStatus(t *testing.T, id string, s charge.Status) {
 	t.Helper()
-	if _, err := dbtest.Pool(t).Exec(h.ctx, `UPDATE charges SET status = $2 WHERE id = $1`, id, string(s)); err != nil {
+	if _, err := dbtest.Pool(t).Exec(h.ctx, `UPDATE charges SET status = $2::text, live = $2 IN ('processing', 'pending', 'succeeded') WHERE id = $1`, id, string(s)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -307,7 +307,7 @@ func TestSettledChargeConflictingEvent(t *testing.T) {
 	settled := func(t *testing.T) (string, processor.Intent) {
 		id := h.pending(t, "pm_card_visa")
 		in := h.paid(t, id)
-		if _, err := dbtest.Pool(t).Exec(h.ctx, `UPDATE charges SET status = 'succeeded', processor_ref = $2 WHERE id = $1`, id, in.ID); err != nil {
+		if _, err := dbtest.Pool(t).Exec(h.ctx, `UPDATE charges SET status = 'succeeded', live = true, processor_ref = $2 WHERE id = $1`, id, in.ID); err != nil {
 			t.Fatal(err)
 		}
 		return id, in

@@ -119,9 +119,9 @@ func setupInFlight(t *testing.T, ctx context.Context, tx pgx.Tx, tc inFlightCase
 	}
 	exec(`INSERT INTO merchants (id) VALUES ('m_flight')`)
 	exec(`INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status,
-			processor_account, idempotency_key, created_at, updated_at)
-		VALUES ('ch_flight', 'm_flight', 1000, 'usd', 'pm_card_visa', 'customer', $1, 'acct_1', 'order-1',
-			now() - interval '10 minutes', now())`, status)
+			processor_account, idempotency_key, created_at, updated_at, live)
+		VALUES ('ch_flight', 'm_flight', 1000, 'usd', 'pm_card_visa', 'customer', $1::text, 'acct_1', 'order-1',
+			now() - interval '10 minutes', now(), $1 IN ('processing', 'pending', 'succeeded'))`, status)
 	if tc.sentAgo > 0 {
 		exec(`UPDATE charges SET first_sent_at = $1, attempt_log = jsonb_build_array(jsonb_build_array(1,
 			(extract(epoch FROM $1::timestamptz) * 1000000)::bigint, 4000, 4000, 'timeout', 0, '', '', 0, 0, 0, 0))::text

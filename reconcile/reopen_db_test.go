@@ -148,11 +148,11 @@ func (b *janitorBundle) pending(t *testing.T, paymentMethod string) string {
 	id := charge.NewID()
 	_, err := dbtest.Pool(t).Exec(b.ctx, `
 		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, initiator, status,
-			processor_account, first_sent_at, created_at, updated_at, attempt_log)
+			processor_account, first_sent_at, created_at, updated_at, attempt_log, live)
 		VALUES ($1, $2, 1000, 'usd', $3, 'customer', 'pending', $4,
 			now() - interval '1 minute', now() - interval '1 minute', now(),
 			jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
-				4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text)`,
+				4000, 4000, 'outcome_unknown', 0, '', '', 0, 0, 0, 0))::text, true)`,
 		id, b.merchant, paymentMethod, b.account)
 	if err != nil {
 		t.Fatal(err)
@@ -571,7 +571,7 @@ func TestReopenWhileAnotherChargeHoldsTheReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := b.pending(t, "pm_card_visa")
-	if _, err := pool.Exec(b.ctx, `UPDATE charges SET reference = 'order-88', status = 'succeeded' WHERE id = $1`, second); err != nil {
+	if _, err := pool.Exec(b.ctx, `UPDATE charges SET reference = 'order-88', status = 'succeeded', live = true WHERE id = $1`, second); err != nil {
 		t.Fatal(err)
 	}
 	b.pay(t, first, "pm_card_visa")

@@ -129,14 +129,15 @@ func (b *reviveBundle) insert(t *testing.T, s chargeSpec) string {
 		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, reference, initiator, reattempt_of,
 			chain, status, decline, processor_account, card_fingerprint, card_network,
 			card_exp_month, card_exp_year, first_sent_at, created_at, updated_at, finalized_at, attempt_log,
-			card_at, card_outcome, card_settled_at)
-		VALUES ($1, $2, $3, 'usd', 'pm_card_visa', NULLIF($4, ''), 'customer', NULLIF($5, ''), $6, $7, $8,
+			card_at, card_outcome, card_settled_at, live)
+		VALUES ($1, $2, $3, 'usd', 'pm_card_visa', NULLIF($4, ''), 'customer', NULLIF($5, ''), $6, $7::text, $8,
 			'acct_1', $9, 'visa', 12, 2034, now() - interval '1 minute', now() - interval '1 minute',
 			now(), CASE WHEN $7 <> 'pending' THEN now() END,
 			jsonb_build_array(jsonb_build_array(1, (extract(epoch FROM now() - interval '1 minute') * 1000000)::bigint,
 				4000, 4000, CASE WHEN $7 = 'pending' THEN 'outcome_unknown' WHEN $7 = 'succeeded' THEN 'success' ELSE 'decline' END,
 				0, '', '', 0, 0, 0, 0))::text,
-			now() - interval '1 minute', $10, CASE WHEN $10 <> 'pending' THEN now() END)`,
+			now() - interval '1 minute', $10::text, CASE WHEN $10 <> 'pending' THEN now() END,
+			$7 IN ('processing', 'pending', 'succeeded'))`,
 		id, b.merchant, s.amount, s.reference, s.reattemptOf, chain, string(s.status), declineBlock, b.fp, outcome)
 	if err != nil {
 		t.Fatal(err)

@@ -28,9 +28,10 @@ const createSQL = `
 	)
 	INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference, initiator,
 		reattempt_mode, metadata, status, processor_account, card_fingerprint, card_network, card_exp_month,
-		card_exp_year, idempotency_key, card_at, card_outcome, created_at, updated_at)
+		card_exp_year, idempotency_key, card_at, card_outcome, created_at, updated_at, live)
 	SELECT $4, $1, $8, $9, $10, NULLIF($11, ''), NULLIF($12, ''), $13, $14, $15, 'processing', NULLIF($6, ''), $7,
-		NULLIF($16, ''), NULLIF($17::int, 0), NULLIF($18::int, 0), $2, k.created_at, 'pending', k.created_at, k.created_at
+		NULLIF($16, ''), NULLIF($17::int, 0), NULLIF($18::int, 0), $2, k.created_at, 'pending', k.created_at, k.created_at,
+		true
 	  FROM k
 	RETURNING created_at`
 
@@ -303,16 +304,16 @@ const (
 		INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference, initiator,
 			reattempt_mode, reattempt_of, chain, metadata, status, processor_account, card_fingerprint, card_network,
 			card_exp_month, card_exp_year, idempotency_key, card_at, card_outcome, failure_code, failure_retryable,
-			created_at, updated_at, finalized_at)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), NULLIF($11, $1), $12, $13,
+			created_at, updated_at, finalized_at, live)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), NULLIF($11, $1), $12, $13::text,
 			NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, ''), NULLIF($17::int, 0), NULLIF($18::int, 0), $19,
 			CASE WHEN $15 <> '' THEN $20::timestamptz END, CASE WHEN $15 <> '' THEN 'pending' END, $21, $22,
-			$20, $20, CASE WHEN $13 = 'failed' THEN $20::timestamptz END)`
+			$20, $20, CASE WHEN $13 = 'failed' THEN $20::timestamptz END, $23)`
 	createdEventSQL = `INSERT INTO charge_events (charge_id, at, actor, action, reason, status_after)
 		VALUES ($1, $2, 'gateway', 'created', NULLIF($3, ''), $4)`
 	recordCardSQL = `UPDATE charges SET card_fingerprint = $2, card_network = NULLIF($3, ''), card_exp_month = NULLIF($4::int, 0),
 		card_exp_year = NULLIF($5::int, 0) WHERE id = $1`
-	reopenSQL = `UPDATE charges SET status = 'processing', failure_code = NULL, failure_retryable = NULL, updated_at = $2,
+	reopenSQL = `UPDATE charges SET status = 'processing', live = true, failure_code = NULL, failure_retryable = NULL, updated_at = $2,
 		finalized_at = NULL, card_at = $2, card_outcome = 'pending', card_class = NULL, card_category = NULL,
 		card_mac = NULL, card_cap_reached = false, card_settled_at = NULL WHERE id = $1`
 )
@@ -344,7 +345,8 @@ func planBatch(q charge.SnapshotQuery, p charge.Plan) (*pgx.Batch, error) {
 		}
 		b.Queue(insertChargeSQL, c.ID, c.MerchantID, c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference,
 			string(c.Initiator), string(c.ReattemptMode), c.ReattemptOf, c.Chain, meta, string(c.Status), c.ProcessorAccount,
-			card.Fingerprint, card.Network, card.ExpMonth, card.ExpYear, c.IdempotencyKey, p.Now, failCode, failRetry)
+			card.Fingerprint, card.Network, card.ExpMonth, card.ExpYear, c.IdempotencyKey, p.Now, failCode, failRetry,
+			c.Status.Live())
 		if c.Card != nil {
 			at := p.Now
 			c.CardAt = &at

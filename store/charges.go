@@ -82,7 +82,7 @@ const finishGuard = `
 // event from them). A heap-only update: no indexed column changes, unless the charge moved
 // to another processor account or card.
 const finishSet = `
-			status = $3, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
+			status = $3::text, live = $24, processor_ref = COALESCE(NULLIF($4, ''), processor_ref),
 			processor_account = COALESCE(NULLIF($5, ''), processor_account), failure_code = $6,
 			failure_retryable = $7, decline = $8, attempts = attempts + $9,
 			-- Appended as text: the log's closing bracket gives way to the new attempts.
@@ -161,17 +161,17 @@ const finishSettledSQL = finishHeadSQL + `,
 const finishSQL = finishHeadSQL + `,
 	folded AS (
 		UPDATE card_states s SET stale = true, version = s.version + 1 FROM cur, u
-		 WHERE $14 <> '' AND NOT $27 AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
+		 WHERE $14 <> '' AND NOT $28 AND s.processor_account = u.processor_account AND s.fingerprint = u.card_fingerprint
 		   AND (s.through_at, s.through_charge) >= (cur.card_at, $1)
 	),
 	rc AS (
 		INSERT INTO reconciliations (charge_id, next_check_at)
-		SELECT $1, clock_timestamp() + $24::interval WHERE $3 = 'pending' AND EXISTS (SELECT 1 FROM u)
+		SELECT $1, clock_timestamp() + $25::interval WHERE $3 = 'pending' AND EXISTS (SELECT 1 FROM u)
 		ON CONFLICT (charge_id) DO NOTHING
 	),
 	k AS (
 		UPDATE idempotency_keys SET locked_until = NULL
-		 WHERE $25 AND merchant_id = $2 AND key = $26 AND EXISTS (SELECT 1 FROM u)
+		 WHERE $26 AND merchant_id = $2 AND key = $27 AND EXISTS (SELECT 1 FROM u)
 	),
 	moved AS (
 		UPDATE card_states s SET stale = true, version = s.version + 1 FROM cur, u
@@ -182,7 +182,7 @@ const finishSQL = finishHeadSQL + `,
 	refusal AS (
 		INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
 		SELECT u.processor_account, u.card_fingerprint, cur.card_at, '', false FROM cur, u
-		 WHERE $27 AND u.processor_account IS NOT NULL AND u.card_fingerprint IS NOT NULL AND cur.card_at IS NOT NULL
+		 WHERE $28 AND u.processor_account IS NOT NULL AND u.card_fingerprint IS NOT NULL AND cur.card_at IS NOT NULL
 		ON CONFLICT (processor_account, fingerprint) DO UPDATE SET stale = true, version = card_states.version + 1
 		 WHERE (card_states.through_at, card_states.through_charge) >= (EXCLUDED.through_at, $1)
 	)
@@ -316,7 +316,7 @@ func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, [
 	return finishSQL, append(args, firstCheck, p.ReleaseKey, p.Key, refusal(p))
 }
 
-// finishArgs are the arguments finishSettledSQL and finishSQL share for p ($1 to $23).
+// finishArgs are the arguments finishSettledSQL and finishSQL share for p ($1 to $24).
 func finishArgs(p charge.FinishParams) []any {
 	c := p.Charge
 	var failCode *string
@@ -362,11 +362,11 @@ func finishArgs(p charge.FinishParams) []any {
 		t := p.Attempts[0].StartedAt
 		firstSent = &t
 	}
-	args := make([]any, 0, 27)
+	args := make([]any, 0, 28)
 	return append(args, c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
 		decline, len(p.Attempts), encodeAttempts(p.Attempts), firstSent, nextID, nextAt,
 		cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached, movedFP,
-		status, body, p.Reason, string(co.Hold))
+		status, body, p.Reason, string(co.Hold), c.Status.Live())
 }
 
 // Charge implements charge.Store.

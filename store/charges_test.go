@@ -195,7 +195,7 @@ func TestReapKeys(t *testing.T) {
 	if _, err := tx.Exec(ctx, `UPDATE charges SET finalized_at = now() - interval '48 hours' WHERE id = $1`, old.Charge.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE charges SET status = 'pending', created_at = now() - interval '30 days' WHERE id = $1`, live.Charge.ID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE charges SET status = 'pending', live = true, created_at = now() - interval '30 days' WHERE id = $1`, live.Charge.ID); err != nil {
 		t.Fatal(err)
 	}
 	n, err := db.ReapKeys(ctx, 25*time.Hour)

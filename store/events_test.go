@@ -29,9 +29,9 @@ func TestEventLog(t *testing.T) {
 	charge := func(id, status string, outcomeAt *time.Time, next string) {
 		t.Helper()
 		exec(`INSERT INTO charges (id, merchant_id, amount, currency, initiator, payment_method, status, created_at,
-			outcome_at, outcome_status, next_reattempt_id, finalized_at)
-			VALUES ($1, 'm_ev', 100, 'usd', 'customer', 'pm_card_visa', $2, $3, $4, CASE WHEN $4::timestamptz IS NOT NULL THEN $2 END,
-			NULLIF($5, ''), $4)`, id, status, base, outcomeAt, next)
+			outcome_at, outcome_status, next_reattempt_id, finalized_at, live)
+			VALUES ($1, 'm_ev', 100, 'usd', 'customer', 'pm_card_visa', $2::text, $3, $4, CASE WHEN $4::timestamptz IS NOT NULL THEN $2 END,
+			NULLIF($5, ''), $4, $2 IN ('processing', 'pending', 'succeeded'))`, id, status, base, outcomeAt, next)
 	}
 	at := func(s int) *time.Time { v := base.Add(time.Duration(s) * time.Second); return &v }
 	charge("ch_aaaa", "succeeded", at(1), "")       // approved in its run

@@ -174,7 +174,7 @@ const reconciliationSQL = `
 // charges it duplicates, which the uniqueness of live references and of live reattempts then
 // leaves aside (migrations 0011, 0013).
 const resolveSQL = `
-	UPDATE charges SET status = $2, decline = CASE WHEN $2 = 'declined' THEN COALESCE($3, decline) END,
+	UPDATE charges SET status = $2::text, live = $8, decline = CASE WHEN $2 = 'declined' THEN COALESCE($3, decline) END,
 		failure_code = $4, failure_retryable = $5,
 		updated_at = clock_timestamp(),
 		finalized_at = CASE WHEN $2 IN ('succeeded', 'declined', 'failed') THEN clock_timestamp() END,
@@ -247,7 +247,7 @@ func applyCheck(ctx context.Context, tx pgx.Tx, chargeID string, p reconcile.Che
 			failCode, failRetry = &res.Failure.Code, &res.Failure.Retryable
 		}
 		b.Queue(resolveSQL, chargeID, string(res.Status), nullJSON(res.Decline), failCode, failRetry,
-			res.Duplicates.Reference, res.Duplicates.Reattempt)
+			res.Duplicates.Reference, res.Duplicates.Reattempt, res.Status.Live())
 		queueCardOutcome(b, chargeID, res.Card)
 	}
 	queueEvents(b, chargeID, p.Events)

@@ -128,7 +128,7 @@ const manualStandingSQL = `
 
 // manualResolutionSQL sets a charge's status as an operator resolved it.
 const manualResolutionSQL = `
-	UPDATE charges SET status = $2, failure_code = $3, failure_retryable = $4, decline = $6, updated_at = $5, finalized_at = $5,
+	UPDATE charges SET status = $2::text, live = $9, failure_code = $3, failure_retryable = $4, decline = $6, updated_at = $5, finalized_at = $5,
 		reference_duplicate_of = COALESCE(NULLIF($7, ''), reference_duplicate_of),
 		reattempt_duplicate_of = COALESCE(NULLIF($8, ''), reattempt_duplicate_of)
 	 WHERE id = $1`
@@ -154,7 +154,7 @@ func (db *DB) ResolveManually(ctx context.Context, merchantID, chargeID string, 
 			failCode, failRetry = &res.Failure.Code, &res.Failure.Retryable
 		}
 		if _, err := tx.Exec(ctx, manualResolutionSQL, chargeID, string(res.Status), failCode, failRetry, s.Now,
-			nullJSON(res.Decline), res.Duplicates.Reference, res.Duplicates.Reattempt); err != nil {
+			nullJSON(res.Decline), res.Duplicates.Reference, res.Duplicates.Reattempt, res.Status.Live()); err != nil {
 			return fmt.Errorf("store: resolve charge: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `
