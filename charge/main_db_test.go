@@ -2,6 +2,7 @@ package charge_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -69,4 +70,16 @@ func leavesStuckCharges(t *testing.T) {
 	t.Helper()
 	stuckMu.Lock()
 	t.Cleanup(stuckMu.Unlock)
+}
+
+// The statuses the database's invariant check counts as live (dbtest.Invariants, run after
+// every package's tests) are the ones charge.Status.Live says are.
+func TestLiveStatusesAgreeWithTheInvariantCheck(t *testing.T) {
+	t.Parallel()
+	for _, s := range []charge.Status{charge.StatusProcessing, charge.StatusSucceeded, charge.StatusDeclined,
+		charge.StatusPending, charge.StatusFailed} {
+		if got, want := slices.Contains(dbtest.LiveStatuses, string(s)), s.Live(); got != want {
+			t.Errorf("%s: dbtest counts it live %t, Status.Live says %t", s, got, want)
+		}
+	}
 }

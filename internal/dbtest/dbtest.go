@@ -39,14 +39,23 @@ var (
 	initErr error
 )
 
-// Main runs a test package's tests and then drops the package's database. Call it from
-// TestMain: func TestMain(m *testing.M) { dbtest.Main(m) }.
+// Main runs a test package's tests, checks the invariants of what they committed (see
+// Invariants), and then drops the package's database. Call it from TestMain:
+// func TestMain(m *testing.M) { dbtest.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
 	mu.Lock()
 	if pool != nil {
-		pool.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := Invariants(ctx, pool); err != nil {
+			fmt.Fprintf(os.Stderr, "dbtest: after the tests: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		cancel()
+		pool.Close()
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 		if admin, err := pgx.Connect(ctx, os.Getenv("DATABASE_URL")); err == nil {
 			_, _ = admin.Exec(ctx, `DROP DATABASE IF EXISTS `+pgx.Identifier{dbName}.Sanitize()+` WITH (FORCE)`)
 			_ = admin.Close(ctx)
@@ -55,6 +64,29 @@ func Main(m *testing.M) {
 	}
 	mu.Unlock()
 	os.Exit(code)
+}
+
+// LiveStatuses are the statuses in which a charge is live (charge.Status.Live, whose test
+// holds the two to each other; this package cannot import charge, whose jobs use it).
+var LiveStatuses = []string{"processing", "pending", "succeeded"}
+
+// Invariants checks what the rows of a database must always hold, whatever wrote them:
+// every charge's live column says what its status does, since each statement that sets a
+// status sets it too.
+func Invariants(ctx context.Context, db interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}) error {
+	var n int64
+	var example string
+	err := db.QueryRow(ctx, `SELECT count(*), COALESCE(min(id || ' (' || status || ', live ' || live || ')'), '')
+		FROM charges WHERE live IS DISTINCT FROM (status = ANY ($1::text[]))`, LiveStatuses).Scan(&n, &example)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read charges' live column: %w", err)
+	case n > 0:
+		return fmt.Errorf("%d charges have a live column their status contradicts, such as %s", n, example)
+	}
+	return nil
 }
 
 // URL returns the connection URL of the package's own database, creating it on first use.
@@ -101,6 +133,12 @@ func NewDatabase(t testing.TB) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		if conn, err := pgx.Connect(ctx, u); err == nil {
+			if err := Invariants(ctx, conn); err != nil {
+				t.Errorf("dbtest: after the test: %v", err)
+			}
+			_ = conn.Close(ctx)
+		}
 		if conn, err := pgx.Connect(ctx, admin); err == nil {
 			_, _ = conn.Exec(ctx, `DROP DATABASE IF EXISTS `+pgx.Identifier{name}.Sanitize()+` WITH (FORCE)`)
 			_ = conn.Close(ctx)
