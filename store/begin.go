@@ -203,7 +203,7 @@ func (db *DB) snapshot(ctx context.Context, tx *pipelinedTx, q charge.SnapshotQu
 			s.Charge = c
 			if s.Key != nil && status != nil {
 				s.Key.ResponseStatus = *status
-				if s.Key.ResponseBody, err = decodeAnswer(body); err != nil {
+				if s.Key.ResponseBody, err = decodeAnswer(body, c); err != nil {
 					return err
 				}
 			}

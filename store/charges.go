@@ -331,7 +331,7 @@ func finishArgs(p charge.FinishParams) []any {
 	var status *int
 	var body []byte
 	if p.ResponseStatus != 0 {
-		status, body = &p.ResponseStatus, encodeAnswer(p.ResponseBody)
+		status, body = &p.ResponseStatus, encodeAnswer(p.ResponseBody, c)
 	}
 	// The card's history follows the outcome: a charge that failed never reached the card
 	// network, so its attempt is dropped (charge.NoCardAttempt, "none"), as is that of a

@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -208,36 +209,104 @@ func TestBeginChargeSameKeyRace(t *testing.T) {
 	}
 }
 
-// A stored answer reads back byte for byte, however it was stored.
+// benchAnswer is a clean approval's answer, as the API renders it, and answerCharge its charge.
+var (
+	benchAnswer  = []byte(`{"id":"ch_lq2zquqihyjpbj3fbmdur7bnuu","object":"charge","amount":1000,"currency":"usd","status":"succeeded","reference":null,"created":1796185251,"processor_ref":"pi_o8fLbUDDLHgCzziTugxC5wG0","attempts":1,"idempotency_key":"bench-9725-1","payment_method":"pm_sim_approve_visa_card2","customer":null,"initiator":"customer","reattempt":"manual","reattempt_of":null,"metadata":{}}`)
+	answerCharge = charge.Charge{ID: "ch_lq2zquqihyjpbj3fbmdur7bnuu", ProcessorRef: "pi_o8fLbUDDLHgCzziTugxC5wG0",
+		IdempotencyKey: "bench-9725-1", PaymentMethod: "pm_sim_approve_visa_card2"}
+)
+
+// A stored answer reads back byte for byte with its charge's values, however it was stored.
 func TestStoredAnswerRoundTrip(t *testing.T) {
 	t.Parallel()
-	for _, body := range [][]byte{
-		nil,
-		[]byte(`{"id":"ch_1","object":"charge","amount":1000,"currency":"usd","status":"succeeded","reference":null}`),
-		[]byte(`{"error":{"type":"card_error","code":"card_declined","message":"é \u2028 \\"","param":""}}`),
-		[]byte(strings.Repeat(`{"a":"b"}`, 2000)),
-	} {
-		got, err := store.DecodeAnswer(store.EncodeAnswer(body))
-		if err != nil || !bytes.Equal(got, body) {
-			t.Fatalf("round trip of %q: got %q, %v", body, got, err)
-		}
-		if body != nil && len(store.EncodeAnswer(body)) >= len(body) && len(body) > 100 {
-			t.Errorf("a charge answer of %d bytes is stored in %d", len(body), len(store.EncodeAnswer(body)))
-		}
+	keyed := answerCharge
+	keyed.IdempotencyKey = "order-1&2" // rendered escaped: left in the answer
+	tests := []struct {
+		name   string
+		body   []byte
+		charge charge.Charge
+		max    int // the stored form's most bytes; 0: no bound
+	}{
+		{"none", nil, answerCharge, 0},
+		{"clean approval", benchAnswer, answerCharge, 60},
+		{"a value not in the answer", []byte(`{"id":"ch_1","status":"failed"}`), answerCharge, 0},
+		{"values the answer repeats", []byte(`{"id":"ch_1","reference":"ch_1","idempotency_key":"k","x":"k"}`),
+			charge.Charge{ID: "ch_1", IdempotencyKey: "k"}, 0},
+		{"a value inside a longer string", []byte(`{"a":"xch_1","id":"ch_1"}`), charge.Charge{ID: "ch_1"}, 0},
+		{"a value rendered escaped", []byte(`{"id":"ch_lq2zquqihyjpbj3fbmdur7bnuu","idempotency_key":"order-1\u00262"}`), keyed, 0},
+		{"no values", []byte(`{"error":{"type":"card_error","code":"card_declined","message":"é \u2028 \\"","param":""}}`), charge.Charge{}, 0},
+		{"long", []byte(strings.Repeat(`{"a":"b"}`, 2000)), answerCharge, 200},
 	}
-	// An answer stored as it was rendered (before answers were deflated) reads as it is.
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stored := store.EncodeAnswer(tt.body, &tt.charge)
+			got, err := store.DecodeAnswer(stored, &tt.charge)
+			if err != nil || !bytes.Equal(got, tt.body) {
+				t.Fatalf("round trip of %q: got %q, %v", tt.body, got, err)
+			}
+			if tt.max > 0 && len(stored) > tt.max {
+				t.Errorf("an answer of %d bytes is stored in %d, want at most %d", len(tt.body), len(stored), tt.max)
+			}
+		})
+	}
+}
+
+// An answer read with values other than those it was stored with fails: it never replays
+// bytes that were not sent.
+func TestStoredAnswerOtherValues(t *testing.T) {
+	t.Parallel()
+	stored := store.EncodeAnswer(benchAnswer, &answerCharge)
+	other := answerCharge
+	other.ProcessorRef = "pi_o8fLbUDDLHgCzziTugxC5wG1"
+	if got, err := store.DecodeAnswer(stored, &other); err == nil {
+		t.Fatalf("read with another PaymentIntent: got %q, want an error", got)
+	}
+}
+
+// Answers stored by earlier releases read as they were stored: rendered, or compressed
+// against the dictionary alone (encoding 1).
+func TestStoredAnswerEarlierEncodings(t *testing.T) {
+	t.Parallel()
 	raw := []byte(`{"id":"ch_old"}`)
-	if got, err := store.DecodeAnswer(raw); err != nil || !bytes.Equal(got, raw) {
+	if got, err := store.DecodeAnswer(raw, &answerCharge); err != nil || !bytes.Equal(got, raw) {
 		t.Fatalf("an answer stored as rendered: got %q, %v", got, err)
 	}
+	// An answer of encoding 1 as a release before stored it.
+	v1, err := hex.DecodeString("0128b52ffd4100017c009d0300d40535786276327864716a7079743735676277733473356a35326f6f32383730343047636d6874775a5337774672716c3143657550694d4a497962656e63682d31363738342d313473696d5f617070726f76655f766973615f636172643135061008fb6f6ae26ac59833963e28594a1803af01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.DecodeAnswer(v1, &charge.Charge{})
+	want := `{"id":"ch_5xbv2xdqjpyt75gbws4s5j52oo","object":"charge","amount":1000,"currency":"usd","status":"succeeded"`
+	if err != nil || !bytes.HasPrefix(got, []byte(want)) || !bytes.Contains(got, []byte(`"idempotency_key":"bench-16784-14"`)) {
+		t.Fatalf("an answer of encoding 1: got %q, %v", got, err)
+	}
+}
+
+// FuzzStoredAnswer checks that any answer with any values reads back as it was, and that
+// no stored form makes the reader panic.
+func FuzzStoredAnswer(f *testing.F) {
+	f.Add(benchAnswer, answerCharge.ID, answerCharge.ProcessorRef, answerCharge.IdempotencyKey, answerCharge.PaymentMethod)
+	f.Add([]byte(`{"id":"a","b":"a","c":"aa"}`), "a", "aa", "", "a")
+	f.Add([]byte{2, 0, 0, 0, 0, 1, 2, 3, 4}, "", "", "", "")
+	f.Fuzz(func(t *testing.T, body []byte, id, ref, key, pm string) {
+		c := charge.Charge{ID: id, ProcessorRef: ref, IdempotencyKey: key, PaymentMethod: pm}
+		_, _ = store.DecodeAnswer(body, &c) // any bytes: an error or an answer, never a panic
+		if body == nil {
+			return
+		}
+		got, err := store.DecodeAnswer(store.EncodeAnswer(body, &c), &c)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("round trip of %q with %+v: got %q, %v", body, c, got, err)
+		}
+	})
 }
 
 // BenchmarkEncodeAnswer measures deflating a charge's answer on the hot path.
 func BenchmarkEncodeAnswer(b *testing.B) {
-	body := []byte(`{"id":"ch_lq2zquqihyjpbj3fbmdur7bnuu","object":"charge","amount":1000,"currency":"usd","status":"succeeded","reference":null,"created":1796185251,"processor_ref":"pi_o8fLbUDDLHgCzziTugxC5wG0","attempts":1,"idempotency_key":"bench-9725-1","payment_method":"pm_sim_approve_visa_card2","customer":null,"initiator":"customer","reattempt":"manual","reattempt_of":null,"metadata":{}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = store.EncodeAnswer(body)
+		_ = store.EncodeAnswer(benchAnswer, &answerCharge)
 	}
-	b.ReportMetric(float64(len(store.EncodeAnswer(body))), "stored_bytes")
+	b.ReportMetric(float64(len(store.EncodeAnswer(benchAnswer, &answerCharge))), "stored_bytes")
 }
