@@ -17,7 +17,9 @@ var _ charge.Store = (*DB)(nil)
 
 // createSQL writes a new key with its new charge, on the database clock, if the card has no
 // refusal on record (no card_states row); it returns the clock, or no row when the card has
-// one. A key or a live reference that exists makes it fail on a unique index.
+// one. A key or a live reference that exists makes it fail on a unique index. Its arguments
+// have base types (a domain-typed argument would be sent as text and parsed by the domain's
+// input function at every call); the insert checks the domains.
 const createSQL = `
 	WITH now AS (SELECT clock_timestamp() AS t),
 	k AS (
@@ -29,7 +31,7 @@ const createSQL = `
 	INSERT INTO charges (id, merchant_id, amount, currency, payment_method, customer, reference, initiator,
 		reattempt_mode, metadata, status, processor_account, card_fingerprint, card_network, card_exp_month,
 		card_exp_year, idempotency_key, card_at, card_outcome, created_at, updated_at, live)
-	SELECT $4, $1, $8, $9, $10, NULLIF($11, ''), NULLIF($12, ''), $13, $14, $15, 'processing', NULLIF($6, ''), $7,
+	SELECT $4, $1, $8::bigint, $9::text, $10, NULLIF($11, ''), NULLIF($12, ''), $13::text, $14::text, $15, 'processing', NULLIF($6, ''), $7,
 		NULLIF($16, ''), NULLIF($17::int, 0), NULLIF($18::int, 0), $2, k.created_at, 'pending', k.created_at, k.created_at,
 		true
 	  FROM k
@@ -305,7 +307,7 @@ const (
 			reattempt_mode, reattempt_of, chain, metadata, status, processor_account, card_fingerprint, card_network,
 			card_exp_month, card_exp_year, idempotency_key, card_at, card_outcome, failure_code, failure_retryable,
 			created_at, updated_at, finalized_at, live)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), NULLIF($7, ''), $8, $9, NULLIF($10, ''), NULLIF($11, $1), $12, $13::text,
+		VALUES ($1, $2, $3::bigint, $4::text, $5, NULLIF($6, ''), NULLIF($7, ''), $8::text, $9::text, NULLIF($10, ''), NULLIF($11, $1), $12, $13::text,
 			NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, ''), NULLIF($17::int, 0), NULLIF($18::int, 0), $19,
 			CASE WHEN $15 <> '' THEN $20::timestamptz END, CASE WHEN $15 <> '' THEN 'pending' END, $21, $22,
 			$20, $20, CASE WHEN $13 = 'failed' THEN $20::timestamptz END, $23)`

@@ -28,6 +28,27 @@ func TestStatementsPrepare(t *testing.T) {
 	}
 }
 
+// No statement of a charge's life takes a domain-typed argument: the driver sends such an
+// argument as text, and PostgreSQL runs the domain's input function at every call.
+func TestStatementsTakeBaseTypes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	for name, sql := range store.Statements {
+		sd, err := tx.Prepare(ctx, name, sql)
+		if err != nil {
+			t.Fatalf("%s: prepare: %v", name, err)
+		}
+		for i, oid := range sd.ParamOIDs {
+			var domain string
+			err := tx.QueryRow(ctx, `SELECT typname FROM pg_type WHERE oid = $1 AND typtype = 'd'`, oid).Scan(&domain)
+			if err == nil {
+				t.Errorf("%s: argument $%d has domain type %s; cast it to the domain's base type", name, i+1, domain)
+			}
+		}
+	}
+}
+
 // The attempt log keeps every field of every attempt.
 func TestAttemptLogRoundTrip(t *testing.T) {
 	t.Parallel()
