@@ -81,8 +81,14 @@ func TestEventLog(t *testing.T) {
 		t.Fatalf("charge.succeeded only: got %v %v", typed, err)
 	}
 
-	// The dispatcher: only merchants with endpoints, only endpoints that want the type and
-	// existed when it happened, only events in the window.
+	// The dispatcher: nothing while no merchant has a live endpoint; then only merchants with
+	// endpoints, only endpoints that want the type and existed when it happened, only events
+	// in the window.
+	exec(`INSERT INTO webhook_endpoints (id, merchant_id, url, events, secret, created_at, disabled_at) VALUES
+		('we_0', 'm_ev', 'https://off.example/', '{charge.succeeded}', 'whsec_0', $1, $1)`, base)
+	if due, err := db.NewDeliveries(ctx, base, base.Add(time.Hour), 5*time.Minute); err != nil || len(due) != 0 {
+		t.Fatalf("due deliveries with a disabled endpoint only: got %v, %v; want none", due, err)
+	}
 	exec(`INSERT INTO webhook_endpoints (id, merchant_id, url, events, secret, created_at) VALUES
 		('we_1', 'm_ev', 'https://a.example/', '{charge.succeeded}', 'whsec_1', $1),
 		('we_2', 'm_ev', 'https://b.example/', '{charge.succeeded,charge.declined}', 'whsec_2', $2)`, base, at(3))
