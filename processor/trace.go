@@ -10,14 +10,17 @@ import (
 
 // exchange records what happened to one processor request on the wire: whether it was
 // written, and the response's status and headers (stripe-go does not surface them for
-// answers it cannot parse).
+// answers it cannot parse). It is its own httptrace.ClientTrace, so that one allocation
+// holds both.
 type exchange struct {
+	trace       httptrace.ClientTrace
 	mu          sync.Mutex
 	wrote       bool // the request was written in full at least once: it may have executed
 	writes      int  // how often the transport wrote it (a transparent re-send makes 2)
 	writeFailed bool // a write failed: a connection broke under the request
 	firstByte   bool // some response byte arrived
 	fresh       bool // a connection was dialed for it (recordingTransport): the peer may be a process never asked before
+	dialed      bool // a connection was dialed for the round trip under way (recordingTransport)
 	status      int
 	header      http.Header
 }
@@ -27,7 +30,14 @@ type exchangeKey struct{}
 // withExchange returns a context that records the request made with it into a new exchange.
 func withExchange(ctx context.Context) (context.Context, *exchange) {
 	ex := &exchange{}
-	trace := &httptrace.ClientTrace{
+	ex.trace = httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if !info.Reused {
+				ex.mu.Lock()
+				ex.dialed = true
+				ex.mu.Unlock()
+			}
+		},
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			ex.mu.Lock()
 			defer ex.mu.Unlock()
@@ -46,7 +56,7 @@ func withExchange(ctx context.Context) (context.Context, *exchange) {
 			ex.mu.Unlock()
 		},
 	}
-	ctx = httptrace.WithClientTrace(ctx, trace)
+	ctx = httptrace.WithClientTrace(ctx, &ex.trace)
 	return context.WithValue(ctx, exchangeKey{}, ex), ex
 }
 
@@ -64,9 +74,36 @@ type recordingTransport struct {
 }
 
 func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	// A connection dialed for a request other than the account's own read puts the account
-	// in doubt too: the process behind the address may have been restarted (as another
-	// account) while its old connections closed quietly.
+	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	if ex == nil {
+		return t.roundTripAlone(req)
+	}
+	// The exchange's own trace tells of a connection dialed for this round trip.
+	ex.mu.Lock()
+	ex.dialed = false
+	ex.mu.Unlock()
+	resp, err := t.base.RoundTrip(req)
+	ex.mu.Lock()
+	ex.fresh = ex.fresh || ex.dialed
+	if resp != nil {
+		// Shared, not copied: no one writes a response's header once the transport has
+		// returned it.
+		ex.status = resp.StatusCode
+		ex.header = resp.Header
+	}
+	// A write that failed, or a request the transport wrote twice (it re-sends on a fresh
+	// connection when a reused one broke), saw a connection fail under it.
+	broke := connBroke(req, err, ex.dialed) || ex.writeFailed || ex.writes > 1
+	ex.mu.Unlock()
+	if broke {
+		t.hook.failed()
+	}
+	return resp, err
+}
+
+// roundTripAlone is RoundTrip for a request made without an exchange, with a trace of its
+// own to learn of a dialed connection.
+func (t recordingTransport) roundTripAlone(req *http.Request) (*http.Response, error) {
 	var dialed atomic.Bool
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
@@ -76,24 +113,19 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		},
 	}))
 	resp, err := t.base.RoundTrip(req)
-	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
-	broke := (err != nil && req.Context().Err() == nil) || (dialed.Load() && req.URL.Path != accountPath)
-	if ex != nil {
-		ex.mu.Lock()
-		ex.fresh = ex.fresh || dialed.Load()
-		if resp != nil {
-			ex.status = resp.StatusCode
-			ex.header = resp.Header.Clone()
-		}
-		// A write that failed, or a request the transport wrote twice (it re-sends on a
-		// fresh connection when a reused one broke), saw a connection fail under it.
-		broke = broke || ex.writeFailed || ex.writes > 1
-		ex.mu.Unlock()
-	}
-	if broke {
+	if connBroke(req, err, dialed.Load()) {
 		t.hook.failed()
 	}
 	return resp, err
+}
+
+// connBroke reports whether the round trip of req, which ended with err, saw a connection
+// fail: it failed without an answer while its context had not ended, or a connection was
+// dialed for it. A connection dialed for a request other than the account's own read puts
+// the account in doubt too: the process behind the address may have been restarted (as
+// another account) while its old connections closed quietly.
+func connBroke(req *http.Request, err error, dialed bool) bool {
+	return (err != nil && req.Context().Err() == nil) || (dialed && req.URL.Path != accountPath)
 }
 
 // accountPath is the path of the processor's account read, which never puts the account in
