@@ -171,11 +171,17 @@ type scanFrame struct {
 // are the same when encoding/json would match them to the same field (it ignores case);
 // below it (metadata), when they are equal.
 func scanBody(body []byte) bodyScan {
-	sc := &scanner{body: body, dec: json.NewDecoder(bytes.NewReader(body))}
-	sc.dec.UseNumber()
-	for more := true; more; {
-		more = sc.next()
+	sc := &scanner{body: body}
+	if json.Valid(body) {
+		sc.walk()
+	} else {
+		sc.decode()
 	}
+	return sc.result()
+}
+
+// result is what the scanner found, once it has read the whole body.
+func (sc *scanner) result() bodyScan {
 	s := sc.s
 	if sc.rawChecked || sc.values != 1 {
 		// Not one JSON value: the decoder says so.
@@ -193,12 +199,32 @@ func scanBody(body []byte) bodyScan {
 // scanner is one reading of a body's token stream (scanBody).
 type scanner struct {
 	body       []byte
-	dec        *json.Decoder
+	dec        *json.Decoder // reads a body that is not one JSON value; nil for one that is (walk)
 	s          bodyScan
 	stack      []scanFrame
 	canon      canonWriter
 	values     int  // top-level values begun
 	rawChecked bool // the raw body was checked for a card number
+}
+
+// tokenKind is the kind of a JSON token.
+type tokenKind uint8
+
+const (
+	tokenDelim tokenKind = iota
+	tokenString
+	tokenNumber
+	tokenBool
+	tokenNull
+)
+
+// token is one token of a JSON text as json.Decoder.Token reads it with UseNumber: a
+// delimiter, a string (a key or a value), a number's literal, true, false or null.
+type token struct {
+	kind  tokenKind
+	delim byte   // tokenDelim: one of {}[]
+	str   string // tokenString: the string, unquoted; tokenNumber: the literal
+	b     bool   // tokenBool
 }
 
 // checkRaw checks the whole raw body for a card number, once: the text is not one JSON value
@@ -226,8 +252,17 @@ func (sc *scanner) top() *scanFrame {
 	return &sc.stack[len(sc.stack)-1]
 }
 
-// next reads one token; it reports false at the end of the stream, or where the text stops
-// being JSON.
+// decode reads the token stream through json.Decoder, to where the text stops being JSON.
+func (sc *scanner) decode() {
+	sc.dec = json.NewDecoder(bytes.NewReader(sc.body))
+	sc.dec.UseNumber()
+	for more := true; more; {
+		more = sc.next()
+	}
+}
+
+// next reads one token through the decoder; it reports false at the end of the stream, or
+// where the text stops being JSON.
 func (sc *scanner) next() bool {
 	from := sc.dec.InputOffset()
 	tok, err := sc.dec.Token()
@@ -238,29 +273,115 @@ func (sc *scanner) next() bool {
 		sc.checkRaw() // not JSON from here on
 		return false
 	}
+	var t token
+	switch v := tok.(type) {
+	case string:
+		t = token{kind: tokenString, str: v}
+	case json.Number:
+		t = token{kind: tokenNumber, str: v.String()}
+	case bool:
+		t = token{kind: tokenBool, b: v}
+	case nil:
+		t = token{kind: tokenNull}
+	case json.Delim:
+		t = token{kind: tokenDelim, delim: byte(v)}
+	}
+	sc.token(t, sc.body[from:sc.dec.InputOffset()])
+	return true
+}
+
+// walk reads the token stream of a body that json.Valid found to be one JSON value: the
+// tokens json.Decoder.Token would read (next), without the decoder's cost for each of them.
+func (sc *scanner) walk() {
+	b := sc.body
+	for i := 0; i < len(b); {
+		switch c := b[i]; c {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			i++
+		case '{', '}', '[', ']':
+			sc.token(token{kind: tokenDelim, delim: c}, nil)
+			i++
+		case '"':
+			lit := b[i : i+stringLiteralLen(b[i:])]
+			sc.token(token{kind: tokenString, str: unquote(lit)}, lit)
+			i += len(lit)
+		case 't':
+			sc.token(token{kind: tokenBool, b: true}, nil)
+			i += len("true")
+		case 'f':
+			sc.token(token{kind: tokenBool}, nil)
+			i += len("false")
+		case 'n':
+			sc.token(token{kind: tokenNull}, nil)
+			i += len("null")
+		default:
+			n := numberLiteralLen(b[i:])
+			sc.token(token{kind: tokenNumber, str: string(b[i : i+n])}, nil)
+			i += n
+		}
+	}
+}
+
+// stringLiteralLen is the length of the valid JSON string literal at the start of b, quotes
+// included.
+func stringLiteralLen(b []byte) int {
+	for i := 1; ; i++ {
+		switch b[i] {
+		case '\\':
+			i++ // the escaped byte; of a \uXXXX, the u (its hexadecimal digits hold no quote)
+		case '"':
+			return i + 1
+		}
+	}
+}
+
+// numberLiteralLen is the length of the valid JSON number literal at the start of b.
+func numberLiteralLen(b []byte) int {
+	for i, c := range b {
+		if !('0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// unquote is the string of the valid JSON string literal lit as encoding/json decodes it:
+// escapes decoded, and each invalid UTF-8 byte or lone surrogate read as U+FFFD.
+func unquote(lit []byte) string {
+	if raw := lit[1 : len(lit)-1]; bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw)
+	}
+	var s string
+	_ = json.Unmarshal(lit, &s) // valid: it cannot fail
+	return s
+}
+
+// token reads one token t, whose text (a string's literal, quotes included, at its end) is
+// text.
+func (sc *scanner) token(t token, text []byte) {
 	if sc.top() == nil {
 		if sc.values++; sc.values > 1 {
 			sc.checkRaw() // a second value: the decoder would stop before it
 		}
 	}
-	switch t := tok.(type) {
-	case string:
-		if sc.str(t, sc.body[from:sc.dec.InputOffset()]) {
-			return true // a key: its value follows
+	switch t.kind {
+	case tokenString:
+		if sc.str(t.str, text) {
+			return // a key: its value follows
 		}
-		sc.canon.str(sc.key(), t)
-	case json.Number:
-		sc.s.card = sc.s.card || charge.ContainsCardNumber(t.String())
-		sc.canon.literal(sc.key(), t.String())
-	case bool:
-		sc.canon.literal(sc.key(), strconv.FormatBool(t))
-	case nil:
+		sc.canon.str(sc.key(), t.str)
+	case tokenNumber:
+		sc.s.card = sc.s.card || charge.ContainsCardNumber(t.str)
+		sc.canon.literal(sc.key(), t.str)
+	case tokenBool:
+		sc.canon.literal(sc.key(), strconv.FormatBool(t.b))
+	case tokenNull:
 		sc.canon.literal(sc.key(), "null")
-	case json.Delim:
-		if t == '{' || t == '[' {
-			sc.canon.open(t == '{', sc.key())
-			sc.stack = append(sc.stack, scanFrame{object: t == '{', wantKey: t == '{'})
-			return true // the value ends with its closing delimiter
+	case tokenDelim:
+		if t.delim == '{' || t.delim == '[' {
+			sc.canon.open(t.delim == '{', sc.key())
+			sc.stack = append(sc.stack, scanFrame{object: t.delim == '{', wantKey: t.delim == '{'})
+			return // the value ends with its closing delimiter
 		}
 		sc.stack = sc.stack[:len(sc.stack)-1]
 		sc.canon.close(sc.key())
@@ -273,7 +394,6 @@ func (sc *scanner) next() bool {
 			top.index++
 		}
 	}
-	return true
 }
 
 // str checks the string t, whose literal is at the end of text, and reports whether it is an

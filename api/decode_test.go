@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -270,6 +271,32 @@ func FuzzCanonicalScan(f *testing.F) {
 			t.Fatalf("%q: no canonical form, want %s", body, want)
 		case err == nil && !bytes.Equal(got, want):
 			t.Fatalf("%q: canonical\n got  %s\n want %s", body, got, want)
+		}
+	})
+}
+
+// FuzzScanWalk: the scan of a body that is one JSON value, which walks its text, finds what
+// the reading of its tokens through json.Decoder finds.
+func FuzzScanWalk(f *testing.F) {
+	for _, s := range []string{
+		`{"amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`,
+		`{"amount":1,"currency":"eur","payment_method":"pm_x","customer":"cus_1","initiator":"merchant","reattempt":"auto","metadata":{"a":"b"}}`,
+		`{"b":1,"a":{"z":[1,{"y":2,"x":[]},"s"],"a":null},"A":true,"c":false}`, ` [ 1 , -0.5E+3 , 1e400 ] `,
+		`{"a":1,"a":{"b":2}}`, `{"a":"x","A":"y"}`, `"\u2028\u00e9\b\f<>&\"\\\u0001"`, "\"\xff\xfe\"", `{"\ud800":1}`,
+		`{"reference":"caf\ud800-T"}`, "{\"metadata\":{\"n\xff\":\"x\"}}", `{"metadata":{"n":"4242\u00a04242\u20134242\u30004242"}}`,
+		`{"amount":4242424242424242}`, `{"4242 4242 4242 4242":1,"4242 4242 4242 4242":2}`, `{"\\":"\/"}`, `{} {}`, `{"a":`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		sc := &scanner{body: body}
+		sc.decode()
+		want := sc.result()
+		if got := scanBody(body); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got  %+v\n want %+v", body, got, want)
 		}
 	})
 }
