@@ -32,15 +32,18 @@ type chargeBody struct {
 // anywhere in the body, without echoing it.
 func decodeChargeRequest(body []byte, scan bodyScan, lim charge.Limits) (charge.Request, *Error) {
 	var b chargeBody
-	if err := decodeScanned(body, scan, &b); err != nil {
-		return charge.Request{}, err
+	lit, ok := scannedChargeBody(scan, &b)
+	if !ok {
+		if err := decodeScanned(body, scan, &b); err != nil {
+			return charge.Request{}, err
+		}
+		lit = string(b.Amount)
 	}
 	var r charge.Request
-	if len(b.Amount) == 0 || string(b.Amount) == "null" {
+	if lit == "" || lit == "null" {
 		return r, invalid(charge.CodeParameterMissing, "amount", "amount is required")
 	}
 	// Only a JSON integer literal: not a string, not a fraction, not an exponent.
-	lit := string(b.Amount)
 	amount, err := strconv.ParseInt(lit, 10, 64)
 	if err != nil {
 		return r, invalid(charge.CodeParameterInvalid, "amount", "amount must be an integer in minor units")
@@ -61,6 +64,64 @@ func decodeChargeRequest(body []byte, scan bodyScan, lim charge.Limits) (charge.
 		return r, invalid(charge.CodeParameterInvalid, "", err.Error())
 	}
 	return r, nil
+}
+
+// scannedChargeBody reads into b the body that scan found, when decodeScanned would accept
+// it and decode it without a doubt: one JSON object, no card number, no parameter given
+// twice, every string valid UTF-8, every key a field of chargeBody as its tag spells it,
+// and every value of its field's type (or null). It returns the amount's literal ("" when
+// absent), taken from the scan's members without a second reading of the body. ok is false
+// for any other body, which decodeScanned reads (and then refuses, or decodes).
+func scannedChargeBody(scan bodyScan, b *chargeBody) (amount string, ok bool) {
+	if !scan.flat || scan.card || scan.notUTF8 || scan.duplicate {
+		return "", false
+	}
+	for i := range scan.members {
+		m := &scan.members[i]
+		var field **string
+		switch m.key {
+		case "amount":
+			if m.kind != tokenNumber {
+				return "", false
+			}
+			amount = m.str
+			continue
+		case "metadata":
+			switch {
+			case m.kind == tokenNull:
+			case m.object:
+				b.Metadata = make(map[string]string, len(m.pairs))
+				for _, p := range m.pairs {
+					b.Metadata[p.key] = p.value
+				}
+			default:
+				return "", false
+			}
+			continue
+		case "currency":
+			field = &b.Currency
+		case "payment_method":
+			field = &b.PaymentMethod
+		case "customer":
+			field = &b.Customer
+		case "reference":
+			field = &b.Reference
+		case "initiator":
+			field = &b.Initiator
+		case "reattempt":
+			field = &b.Reattempt
+		default:
+			return "", false
+		}
+		switch m.kind {
+		case tokenString:
+			*field = &m.str
+		case tokenNull:
+		default:
+			return "", false
+		}
+	}
+	return amount, true
 }
 
 // codeDuplicateParameter is the error code of a body that gives one parameter twice.
@@ -146,7 +207,24 @@ type bodyScan struct {
 	// canonical is the body's canonical JSON (idempotency.Canonical) when it is one JSON
 	// value; nil otherwise.
 	canonical []byte
+	// flat: the body is one JSON object whose every value is a string, a number, true,
+	// false, null, or an object of strings; members are then its members, in order.
+	flat    bool
+	members []scanMember
 }
+
+// scanMember is a member of a flat body's object (bodyScan.flat).
+type scanMember struct {
+	key string
+	// kind is the value's; object: the value is an object, whose members are pairs.
+	kind   tokenKind
+	object bool
+	str    string // a string's value; a number's literal
+	pairs  []scanPair
+}
+
+// scanPair is a member of an object of strings.
+type scanPair struct{ key, value string }
 
 // scanFrame is an object or array open at a point of the token stream.
 type scanFrame struct {
@@ -190,6 +268,9 @@ func (sc *scanner) result() bodyScan {
 	} else if len(sc.stack) == 0 {
 		s.canonical = sc.canon.out // complete: not cut off inside an object or array
 	}
+	if s.flat = s.canonical != nil && !sc.notFlat; !s.flat {
+		s.members = nil
+	}
 	if s.duplicate && charge.ContainsCardNumber(s.duplicateParam) {
 		s.card = true // never echoed, even when only the path of keys looks like one
 	}
@@ -205,6 +286,7 @@ type scanner struct {
 	canon      canonWriter
 	values     int  // top-level values begun
 	rawChecked bool // the raw body was checked for a card number
+	notFlat    bool // a token the members of a flat body cannot hold was read (member)
 }
 
 // tokenKind is the kind of a JSON token.
@@ -322,6 +404,42 @@ func (sc *scanner) walk() {
 	}
 }
 
+// member records the token t, read where it is about to be read, among the members of a
+// flat body (bodyScan.flat), or notes that the body is not flat.
+func (sc *scanner) member(t token) {
+	if sc.notFlat {
+		return
+	}
+	switch len(sc.stack) {
+	case 0: // the top-level value begins
+		sc.notFlat = t.kind != tokenDelim || t.delim != '{'
+	case 1: // in the top-level object
+		top := &sc.stack[0]
+		switch {
+		case top.wantKey: // a key, or the closing brace
+		case t.kind == tokenDelim && t.delim == '[':
+			sc.notFlat = true
+		default:
+			if sc.s.members == nil {
+				sc.s.members = make([]scanMember, 0, 8) // room for every field of a charge
+			}
+			sc.s.members = append(sc.s.members, scanMember{key: top.key, kind: t.kind, object: t.kind == tokenDelim, str: t.str})
+		}
+	case 2: // in an object that is a member's value
+		if sc.stack[1].wantKey {
+			return // a key, or the closing brace
+		}
+		if t.kind != tokenString {
+			sc.notFlat = true
+			return
+		}
+		m := &sc.s.members[len(sc.s.members)-1]
+		m.pairs = append(m.pairs, scanPair{key: sc.stack[1].key, value: t.str})
+	default:
+		sc.notFlat = true
+	}
+}
+
 // stringLiteralLen is the length of the valid JSON string literal at the start of b, quotes
 // included.
 func stringLiteralLen(b []byte) int {
@@ -364,6 +482,7 @@ func (sc *scanner) token(t token, text []byte) {
 			sc.checkRaw() // a second value: the decoder would stop before it
 		}
 	}
+	sc.member(t)
 	switch t.kind {
 	case tokenString:
 		if sc.str(t.str, text) {

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -299,4 +300,51 @@ func FuzzScanWalk(f *testing.F) {
 			t.Fatalf("%q:\n got  %+v\n want %+v", body, got, want)
 		}
 	})
+}
+
+// FuzzScannedChargeBody: a charge body read from its scan (scannedChargeBody) is the one
+// the decoder reads, and only a body the decoder accepts is read so.
+func FuzzScannedChargeBody(f *testing.F) {
+	for _, s := range []string{
+		`{"amount":1000,"currency":"usd","payment_method":"pm_card_visa","initiator":"customer"}`,
+		`{"amount":1,"currency":"eur","payment_method":"pm_x","customer":"cus_1","initiator":"merchant","reattempt":"auto","reference":"r","metadata":{"a":"b","c":""}}`,
+		`{"amount":null,"currency":null,"metadata":null}`, `{"metadata":{}}`, `{}`, `{"amount":"1"}`, `{"Amount":1}`,
+		`{"amount":1e3,"reference":"\u00e9\ud83d\ude00"}`, `{"metadata":{"a":1}}`, `{"metadata":{"a":{}}}`, `{"metadata":[]}`,
+		`{"currency":true}`, `{"currency":{}}`, `{"extra":"x"}`, `[1]`, `"x"`, `{"amount":1}{}`, `{"amount":1,"amount":2}`,
+		"{\"reference\":\"caf\xe9\"}", `{"metadata":{"n":"4242 4242 4242 4242"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		scan := scanBody(body)
+		var got chargeBody
+		amount, ok := scannedChargeBody(scan, &got)
+		if !ok {
+			return
+		}
+		var want chargeBody
+		if err := decodeScanned(body, scan, &want); err != nil {
+			t.Fatalf("%q: read from the scan, refused by the decoder: %v", body, err)
+		}
+		if amount != string(want.Amount) {
+			t.Fatalf("%q: amount %q, the decoder's %q", body, amount, want.Amount)
+		}
+		want.Amount = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n got  %s\n want %s", body, fmtChargeBody(got), fmtChargeBody(want))
+		}
+	})
+}
+
+// fmtChargeBody shows b with the values its pointers point to.
+func fmtChargeBody(b chargeBody) string {
+	s := func(p *string) string {
+		if p == nil {
+			return "nil"
+		}
+		return strconvQuote(*p)
+	}
+	return "currency=" + s(b.Currency) + " payment_method=" + s(b.PaymentMethod) + " customer=" + s(b.Customer) +
+		" reference=" + s(b.Reference) + " initiator=" + s(b.Initiator) + " reattempt=" + s(b.Reattempt) +
+		" metadata=" + fmt.Sprintf("%#v", b.Metadata)
 }
