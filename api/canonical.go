@@ -19,6 +19,12 @@ type canonWriter struct {
 	stack   []canonFrame
 }
 
+// newCanonWriter returns a canonWriter for a body of n bytes: its canonical text, without
+// the body's white space, mostly fits in as many.
+func newCanonWriter(n int) canonWriter {
+	return canonWriter{out: make([]byte, 0, n)}
+}
+
 // canonFrame is an object or array open in the canonical text.
 type canonFrame struct {
 	object bool
@@ -75,6 +81,9 @@ func (w *canonWriter) close(key string) {
 	}
 	// Keys in order; of a key given twice, the last value (as a decoder into a map keeps).
 	slices.SortStableFunc(f.members, func(a, b canonMember) int { return strings.Compare(a.key, b.key) })
+	if w.scratch == nil {
+		w.scratch = make([]byte, 0, cap(w.out)) // room for the whole text as the body holds it
+	}
 	b := append(w.scratch[:0], '{')
 	for i, m := range f.members {
 		if i+1 < len(f.members) && f.members[i+1].key == m.key {
@@ -96,7 +105,11 @@ func (w *canonWriter) close(key string) {
 // ended records the value that began at start as a member of the enclosing object.
 func (w *canonWriter) ended(key string, start int) {
 	if n := len(w.stack); n > 0 && w.stack[n-1].object {
-		w.stack[n-1].members = append(w.stack[n-1].members, canonMember{key: key, start: start, end: len(w.out)})
+		f := &w.stack[n-1]
+		if f.members == nil {
+			f.members = make([]canonMember, 0, 8) // room for every field of a charge
+		}
+		f.members = append(f.members, canonMember{key: key, start: start, end: len(w.out)})
 	}
 }
 

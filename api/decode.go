@@ -90,8 +90,9 @@ func scannedChargeBody(scan bodyScan, b *chargeBody) (amount string, ok bool) {
 			switch {
 			case m.kind == tokenNull:
 			case m.object:
-				b.Metadata = make(map[string]string, len(m.pairs))
-				for _, p := range m.pairs {
+				pairs := scan.pairs[m.first:m.end]
+				b.Metadata = make(map[string]string, len(pairs))
+				for _, p := range pairs {
 					b.Metadata[p.key] = p.value
 				}
 			default:
@@ -211,16 +212,18 @@ type bodyScan struct {
 	// false, null, or an object of strings; members are then its members, in order.
 	flat    bool
 	members []scanMember
+	pairs   []scanPair // the members of the objects among members' values
 }
 
 // scanMember is a member of a flat body's object (bodyScan.flat).
 type scanMember struct {
 	key string
-	// kind is the value's; object: the value is an object, whose members are pairs.
-	kind   tokenKind
-	object bool
-	str    string // a string's value; a number's literal
-	pairs  []scanPair
+	str string // a string's value; a number's literal
+	// kind is the value's; object: the value is an object, whose members are
+	// bodyScan.pairs[first:end].
+	kind       tokenKind
+	object     bool
+	first, end int32
 }
 
 // scanPair is a member of an object of strings.
@@ -249,7 +252,7 @@ type scanFrame struct {
 // are the same when encoding/json would match them to the same field (it ignores case);
 // below it (metadata), when they are equal.
 func scanBody(body []byte) bodyScan {
-	sc := &scanner{body: body}
+	sc := &scanner{body: body, canon: newCanonWriter(len(body))}
 	if json.Valid(body) {
 		sc.walk()
 	} else {
@@ -269,7 +272,7 @@ func (sc *scanner) result() bodyScan {
 		s.canonical = sc.canon.out // complete: not cut off inside an object or array
 	}
 	if s.flat = s.canonical != nil && !sc.notFlat; !s.flat {
-		s.members = nil
+		s.members, s.pairs = nil, nil
 	}
 	if s.duplicate && charge.ContainsCardNumber(s.duplicateParam) {
 		s.card = true // never echoed, even when only the path of keys looks like one
@@ -423,7 +426,9 @@ func (sc *scanner) member(t token) {
 			if sc.s.members == nil {
 				sc.s.members = make([]scanMember, 0, 8) // room for every field of a charge
 			}
-			sc.s.members = append(sc.s.members, scanMember{key: top.key, kind: t.kind, object: t.kind == tokenDelim, str: t.str})
+			first := int32(len(sc.s.pairs))
+			sc.s.members = append(sc.s.members, scanMember{key: top.key, str: t.str, kind: t.kind, object: t.kind == tokenDelim,
+				first: first, end: first})
 		}
 	case 2: // in an object that is a member's value
 		if sc.stack[1].wantKey {
@@ -433,8 +438,8 @@ func (sc *scanner) member(t token) {
 			sc.notFlat = true
 			return
 		}
-		m := &sc.s.members[len(sc.s.members)-1]
-		m.pairs = append(m.pairs, scanPair{key: sc.stack[1].key, value: t.str})
+		sc.s.pairs = append(sc.s.pairs, scanPair{key: sc.stack[1].key, value: t.str})
+		sc.s.members[len(sc.s.members)-1].end = int32(len(sc.s.pairs))
 	default:
 		sc.notFlat = true
 	}
