@@ -634,18 +634,29 @@ func paramPath(stack []scanFrame) string {
 }
 
 // foldName folds name so that two names fold alike exactly when encoding/json takes them
-// for the same struct field (it compares them with bytes.EqualFold): each rune becomes the
-// smallest rune of its Unicode case-folding orbit.
-func foldName(name string) string {
-	return strings.Map(func(r rune) rune {
-		for {
-			next := unicode.SimpleFold(r)
-			if next <= r {
-				return next
-			}
-			r = next
+// for the same struct field (it compares them with bytes.EqualFold): each rune becomes one
+// rune of its Unicode case-folding orbit (foldRune). A name in lowercase ASCII, as a body's
+// keys mostly are, is its own fold, and costs no copy.
+func foldName(name string) string { return strings.Map(foldRune, name) }
+
+// foldRune returns the rune that stands for the case-folding orbit of r: the orbit's
+// lowercase ASCII letter when it holds one (k for K, k and the Kelvin sign), else its
+// smallest rune.
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
 		}
-	}, name)
+		return r
+	}
+	least := r
+	for next := unicode.SimpleFold(r); next != r; next = unicode.SimpleFold(next) {
+		if next < utf8.RuneSelf {
+			return foldRune(next)
+		}
+		least = min(least, next)
+	}
+	return least
 }
 
 func deref(s *string) string {

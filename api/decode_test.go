@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/paygate/paygate/charge"
@@ -347,4 +348,32 @@ func fmtChargeBody(b chargeBody) string {
 	return "currency=" + s(b.Currency) + " payment_method=" + s(b.PaymentMethod) + " customer=" + s(b.Customer) +
 		" reference=" + s(b.Reference) + " initiator=" + s(b.Initiator) + " reattempt=" + s(b.Reattempt) +
 		" metadata=" + fmt.Sprintf("%#v", b.Metadata)
+}
+
+// TestFoldRuneOrbits: two runes fold alike (foldRune) exactly when they share a Unicode
+// case-folding orbit: every rune folds as the next of its orbit does (SimpleFold walks the
+// orbit round), to a rune of that orbit.
+func TestFoldRuneOrbits(t *testing.T) {
+	t.Parallel()
+	smallest := func(r rune) rune { // the smallest rune of r's orbit
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				return next
+			}
+			r = next
+		}
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		f := foldRune(r)
+		if next := foldRune(unicode.SimpleFold(r)); next != f {
+			t.Fatalf("%U folds to %U, %U of its orbit to %U", r, f, unicode.SimpleFold(r), next)
+		}
+		if smallest(f) != smallest(r) {
+			t.Fatalf("%U folds to %U, of another orbit", r, f)
+		}
+	}
+	if got := foldName("payment_method"); got != "payment_method" {
+		t.Fatalf("got %q, want the name itself", got)
+	}
 }
