@@ -472,12 +472,29 @@ func numberLiteralLen(b []byte) int {
 // escapes decoded, and each invalid UTF-8 byte or lone surrogate read as U+FFFD.
 func unquote(lit []byte) string {
 	if raw := lit[1 : len(lit)-1]; bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		if s, ok := knownStrings[string(raw)]; ok {
+			return s
+		}
 		return string(raw)
 	}
 	var s string
 	_ = json.Unmarshal(lit, &s) // valid: it cannot fail
 	return s
 }
+
+// knownStrings are the strings nearly every charge body holds: its fields' names, the
+// initiators and the reattempt modes. unquote returns them without a copy.
+var knownStrings = func() map[string]string {
+	m := make(map[string]string)
+	for _, s := range []string{
+		"amount", "currency", "payment_method", "customer", "reference", "initiator", "reattempt", "metadata",
+		string(charge.InitiatorCustomer), string(charge.InitiatorMerchant),
+		string(charge.ReattemptManual), string(charge.ReattemptAuto),
+	} {
+		m[s] = s
+	}
+	return m
+}()
 
 // token reads one token t, whose text (a string's literal, quotes included, at its end) is
 // text.
