@@ -35,8 +35,8 @@ func Do(ctx context.Context, p Policy, op Operation, attempt AttemptFunc) (Repor
 	if d, ok := ctx.Deadline(); ok && (op.Deadline.IsZero() || d.Before(op.Deadline)) {
 		op.Deadline = d
 	}
-	run, err := NewRun(time.Now(), p, op)
-	if err != nil {
+	var run Run
+	if err := run.start(time.Now(), p, op); err != nil {
 		return Report{}, err
 	}
 	log := op.Logger
@@ -66,7 +66,8 @@ func Do(ctx context.Context, p Policy, op Operation, attempt AttemptFunc) (Repor
 			break
 		}
 	}
-	rep := run.Report()
+	// The run ends here: its report is the caller's, without the copy Report makes.
+	rep := run.report
 	logStop(log, rep)
 	return rep, nil
 }

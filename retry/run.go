@@ -115,14 +115,24 @@ type Run struct {
 // Policy.Deadline, or Operation.Deadline when that is earlier. It returns a
 // *ConfigError for an invalid policy.
 func NewRun(now time.Time, p Policy, op Operation) (*Run, error) {
-	if err := p.Validate(); err != nil {
+	r := &Run{}
+	if err := r.start(now, p, op); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// start makes r the run of one operation started at now, as NewRun does, in place: Do keeps
+// its run on its own stack.
+func (r *Run) start(now time.Time, p Policy, op Operation) error {
+	if err := p.Validate(); err != nil {
+		return err
 	}
 	deadline := now.Add(p.Deadline)
 	if !op.Deadline.IsZero() && op.Deadline.Before(deadline) {
 		deadline = op.Deadline
 	}
-	return &Run{
+	*r = Run{
 		policy:  p,
 		backoff: p.Backoff(),
 		op:      op,
@@ -134,7 +144,8 @@ func NewRun(now time.Time, p Policy, op Operation) (*Run, error) {
 			// a retry needs it.
 			Attempts: make([]AttemptRecord, 0, 1),
 		},
-	}, nil
+	}
+	return nil
 }
 
 // Begin starts the next attempt at now and returns it, or returns false when
