@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -127,7 +126,7 @@ func fingerprint(c echo.Context, body []byte, scan bodyScan) (idempotency.Finger
 // digits-only key (a timestamp) is a key, not card data; one that holds a card number is
 // shown masked wherever a charge is (charge.MaskedKey), and kept whole.
 func keyedRequest(c echo.Context) (string, time.Duration, []byte, bodyScan, *Error) {
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readAll(c.Request())
 	if err != nil {
 		return "", 0, nil, bodyScan{}, answerOf(err, nil) // the body limit's 413, or a client that went away
 	}
