@@ -367,13 +367,24 @@ func optional(s string) *string {
 	return &s
 }
 
+// present is p, or nil when the string it points to is empty: a view of a charge's field
+// that points into the charge instead of a copy.
+func present(p *string) *string {
+	if *p == "" {
+		return nil
+	}
+	return p
+}
+
+// chargeView is c as the API shows it; its pointers point into c, which must not change
+// before the view is encoded.
 func chargeView(c *charge.Charge, detail bool) chargeJSON {
 	v := chargeJSON{
 		ID: c.ID, Object: "charge", Amount: c.Amount, Currency: c.Currency, Status: c.Status,
-		Reference: optional(c.Reference), Created: c.CreatedAt.Unix(), ProcessorRef: optional(c.ProcessorRef),
+		Reference: present(&c.Reference), Created: c.CreatedAt.Unix(), ProcessorRef: present(&c.ProcessorRef),
 		Attempts: c.Attempts, IdempotencyKey: charge.MaskedKey(c.IdempotencyKey), PaymentMethod: c.PaymentMethod,
-		Customer: optional(c.Customer), Initiator: c.Initiator, Reattempt: string(c.ReattemptMode),
-		ReattemptOf: optional(c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
+		Customer: present(&c.Customer), Initiator: c.Initiator, Reattempt: string(c.ReattemptMode),
+		ReattemptOf: present(&c.ReattemptOf), Metadata: c.Metadata, Failure: c.Failure, Decline: c.Decline,
 		NextReattemptAt:      c.NextReattemptAt,
 		ReferenceDuplicateOf: c.ReferenceDuplicateOf,
 		ReattemptDuplicateOf: c.ReattemptDuplicateOf,
