@@ -2,6 +2,7 @@ package charge
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,9 @@ func TestNewID(t *testing.T) {
 	a, b := NewID(), NewID()
 	if a == b || !strings.HasPrefix(a, "ch_") || len(a) != 29 {
 		t.Fatalf("NewID: got %q and %q, want two distinct ch_ ids of 29 characters", a, b)
+	}
+	if shape := regexp.MustCompile(`^ch_[a-z2-7]{26}$`); !shape.MatchString(a) {
+		t.Fatalf("NewID: got %q, want %s", a, shape)
 	}
 	if ProcessorKey(a) != "pg_"+a {
 		t.Fatalf("ProcessorKey(%q) = %q", a, ProcessorKey(a))
