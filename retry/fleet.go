@@ -49,7 +49,8 @@ type FleetConfig struct {
 // that. The floor accrues once, in
 // the shared bucket, for the whole fleet. A replica that stops gives back its leases
 // (Close); one that dies loses at most the tokens it held. A scope's first retry on a
-// replica is admitted on credit, owed to the shared bucket until the next sync pays it.
+// replica and the one after it are admitted on credit, owed to the shared bucket until the
+// next sync pays them.
 //
 // Circuits decide locally on the replica's own answers, as Circuits do; when one opens,
 // the replica writes until when, and every replica reads the open circuits at each sync
@@ -435,10 +436,14 @@ type lease struct {
 	short  bool       // the last sync granted less than it asked for
 }
 
-// newLease starts with one token on credit, so that the first retry of a scope need not
-// wait for the first sync.
+// newLease starts with its least lease (minLease) on credit, so that the first retries of a
+// scope, an operation's two in a row, need not wait for a sync: a replica that has just
+// started, or a scope that has just appeared, retries as a quiet one does.
 func newLease(cfg BudgetConfig, name BucketSync) *lease {
-	return &lease{cfg: cfg, sync: name, have: 1, debt: 1}
+	l := &lease{cfg: cfg, sync: name}
+	l.have = l.minLease()
+	l.debt = l.have
+	return l
 }
 
 // maxLease is the most a replica holds of a bucket: a quarter of its burst, at least one

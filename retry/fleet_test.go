@@ -222,19 +222,28 @@ func TestFleetDepositsCountOnce(t *testing.T) {
 func TestFleetLeases(t *testing.T) {
 	t.Parallel()
 	scope := BudgetConfig{Ratio: 0.15, MinPerSec: 0, Burst: 20}
-	t.Run("the first retry is on credit, paid at the first sync", func(t *testing.T) {
+	t.Run("the first two retries are on credit, paid at the first sync", func(t *testing.T) {
 		t.Parallel()
 		store := newMemFleet()
 		f := newFleetT(t, store, scope, BudgetConfig{})
+		for i, want := range []Grant{{Admitted: true, Before: 2, After: 1}, {Admitted: true, Before: 1, After: 0}, {Before: 0, After: 0}} {
+			if g := f.Budget("acct", "m").Withdraw(t0); g != want {
+				t.Fatalf("retry %d before any sync: got %+v, want %+v", i+1, g, want)
+			}
+		}
+		syncT(t, f, t0)
+		if got, held := store.tokens("acct", "m"), f.Stats().Leased; got+held != 18 {
+			t.Errorf("after the first sync: got %v shared + %v held, want 18 (20 less the retries on credit)", got, held)
+		}
+	})
+	t.Run("a scope with a burst of 4 or less has one retry on credit", func(t *testing.T) {
+		t.Parallel()
+		f := newFleetT(t, newMemFleet(), BudgetConfig{Ratio: 0.15, Burst: 3}, BudgetConfig{})
 		if g := f.Budget("acct", "m").Withdraw(t0); !g.Admitted || g.Before != 1 || g.After != 0 {
 			t.Fatalf("first retry before any sync: got %+v, want admitted 1 → 0", g)
 		}
 		if g := f.Budget("acct", "m").Withdraw(t0); g.Admitted {
 			t.Fatalf("second retry before any sync: got %+v, want refused", g)
-		}
-		syncT(t, f, t0)
-		if got, held := store.tokens("acct", "m"), f.Stats().Leased; got+held != 19 {
-			t.Errorf("after the first sync: got %v shared + %v held, want 19 (20 less the retry on credit)", got, held)
 		}
 	})
 	t.Run("a lease is sized by demand and capped at a quarter of the burst", func(t *testing.T) {
