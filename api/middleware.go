@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/rand"
 	"strconv"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/internal/randid"
 )
 
 const ctxRequestID = "paygate.request_id"
@@ -32,16 +32,7 @@ func withRequestID(next echo.HandlerFunc) echo.HandlerFunc {
 // newRequestID returns a new request id: "req_" and 26 random characters of the lowercase
 // RFC 4648 base32 alphabet (128 bits and more), as strings.ToLower(rand.Text()) spells
 // them, built in one allocation.
-func newRequestID() string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
-	var b [len("req_") + 26]byte
-	n := copy(b[:], "req_")
-	_, _ = rand.Read(b[n:]) // never fails
-	for i := n; i < len(b); i++ {
-		b[i] = alphabet[b[i]%32]
-	}
-	return string(b[:])
-}
+func newRequestID() string { return randid.New("req_") }
 
 // refuseCardQuery refuses a request whose query string holds a card number in a parameter's
 // name or value, before any handler can echo the parameter in an error. Every pair is read,

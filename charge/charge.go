@@ -1,10 +1,10 @@
 package charge
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"time"
 
+	"github.com/paygate/paygate/internal/randid"
 	"github.com/paygate/paygate/processor"
 )
 
@@ -120,17 +120,7 @@ type Attempt struct {
 }
 
 // NewID returns a new random charge id: "ch_" and 26 lowercase base32 characters (130 bits).
-func NewID() string {
-	// As "ch_" + strings.ToLower(rand.Text()) spells it, in one allocation.
-	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
-	var b [len("ch_") + 26]byte
-	n := copy(b[:], "ch_")
-	_, _ = rand.Read(b[n:]) // never fails
-	for i := n; i < len(b); i++ {
-		b[i] = alphabet[b[i]%32]
-	}
-	return string(b[:])
-}
+func NewID() string { return randid.New("ch_") }
 
 // keyOpen reports whether the 24 h rule still allows a write under the charge's processor key
 // at now: its first use is no earlier than the charge's creation.
