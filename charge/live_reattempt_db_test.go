@@ -19,7 +19,7 @@ func TestOneLiveReattemptPerChain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, m := serviceMerchant(t)
-	fp := "fp_" + charge.NewID()[3:15]
+	fp := "fp_" + charge.NewID()[17:]
 	// The same card with another expiry for each payment method: new card data clears the
 	// fix-data decline at once.
 	expiry := map[string]int64{"pm_card_visa": 2034, "pm_new": 2035, "pm_newer": 2036}

@@ -36,7 +36,7 @@ func (f fnCards) Card(ctx context.Context, pm string) (processor.Card, error) { 
 // okCards reads every payment method as a Visa card of its own for each test: the network
 // rules count per card, across merchants.
 func okCards() fnCards {
-	fp := "fp_" + charge.NewID()[3:15]
+	fp := "fp_" + charge.NewID()[17:]
 	return fnCards{card: func(context.Context, string) (processor.Card, error) {
 		return processor.Card{Fingerprint: fp, Brand: "visa", Network: "visa", ExpMonth: 12, ExpYear: 2034}, nil
 	}}
@@ -66,7 +66,7 @@ var visaRequest = charge.Request{Amount: 1000, Currency: "usd", PaymentMethod: "
 func serviceMerchant(t *testing.T) (*store.DB, string) {
 	t.Helper()
 	db := store.New(dbtest.Pool(t))
-	m := "m_" + charge.NewID()[3:15]
+	m := "m_" + charge.NewID()[17:]
 	newMerchant(t, db, m)
 	return db, m
 }

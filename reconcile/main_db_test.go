@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 func serviceMerchant(t *testing.T) (*store.DB, string) {
 	t.Helper()
 	db := store.New(dbtest.Pool(t))
-	m := "m_" + charge.NewID()[3:15]
+	m := "m_" + charge.NewID()[17:]
 	k, _ := apikey.Generate()
 	if err := db.CreateKey(context.Background(), m, apikey.RoleCheckout, k); err != nil {
 		t.Fatal(err)

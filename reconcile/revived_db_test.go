@@ -91,7 +91,7 @@ func setupRevive(t *testing.T) *reviveBundle {
 	t.Helper()
 	db, m := serviceMerchant(t)
 	b := &reviveBundle{ctx: context.Background(), db: db, reads: &scriptedReads{}, merchant: m,
-		fp: "fp_" + charge.NewID()[3:15]}
+		fp: "fp_" + charge.NewID()[17:]}
 	var err error
 	b.j, err = reconcile.NewJanitor(reconcile.JanitorConfig{Store: db, Reconciler: reconcile.Config{Account: "acct_1", Reads: b.reads},
 		Log: zaptest.NewLogger(t)}, jobs.NewRegistry())
