@@ -36,8 +36,12 @@ func ParseKey(s string) (string, error) {
 	return s, nil
 }
 
-// Fingerprint identifies a request for the purpose of idempotency.
-type Fingerprint [sha256.Size]byte
+// Fingerprint identifies a request for the purpose of idempotency: the first 128 bits of
+// a SHA-256 of the request. A key's fingerprint is only ever compared with another request
+// of the key's own merchant; 128 bits make a match by chance impossible in practice, at half
+// the bytes stored with every key. A key stored with the whole 256-bit hash (before this
+// form) reads as its first 128 bits, which is this form of the same request.
+type Fingerprint [16]byte
 
 // FingerprintOf returns the fingerprint of a request: its method, its path and its
 // canonical JSON body. It fails only when body is not one JSON value.
@@ -58,9 +62,9 @@ func FingerprintCanonical(method, path string, canon []byte) Fingerprint {
 	h.Write([]byte(path))
 	h.Write([]byte{0})
 	h.Write(canon)
-	var fp Fingerprint
-	h.Sum(fp[:0])
-	return fp
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return Fingerprint(sum[:len(Fingerprint{})])
 }
 
 // Canonical returns body as canonical JSON: one value, object keys sorted, no insignificant

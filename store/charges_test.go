@@ -212,3 +212,33 @@ func TestReapKeys(t *testing.T) {
 		t.Fatal("the key of a pending charge was reaped")
 	}
 }
+
+// A key stored with the whole 256-bit hash of its request (before fingerprints were 128 bits)
+// is the same request as its first 128 bits: a retry of it replays, another body is refused.
+func TestKeyStoredWithTheWholeHash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	db := store.New(tx)
+	newMerchant(t, db, "m1")
+	fp := idempotency.Fingerprint{7, 7, 7}
+	first := begin(t, db, "m1", "k-whole", fp, newCharge("m1", ""))
+	c := first.Charge
+	c.Status, c.ProcessorRef = charge.StatusSucceeded, "pi_whole"
+	if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k-whole", Charge: c,
+		Attempts:       []charge.Attempt{{StartedAt: time.Now(), Class: "success", HTTPStatus: 200}},
+		ResponseStatus: 200, ResponseBody: []byte(`{"status":"succeeded"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = fingerprint || '\xdeadbeefdeadbeefdeadbeefdeadbeef'::bytea
+		WHERE merchant_id = 'm1' AND key = 'k-whole' AND length(fingerprint) = 16`)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("store the whole hash: %v, %d rows (want the key stored with 16 bytes, made 32)", err, tag.RowsAffected())
+	}
+	if b := begin(t, db, "m1", "k-whole", fp, newCharge("m1", "")); b.Verdict != idempotency.Replay || b.Record.ResponseStatus != 200 {
+		t.Fatalf("the same request: got %+v, want the stored 200 replayed", b)
+	}
+	if b := begin(t, db, "m1", "k-whole", idempotency.Fingerprint{7, 7, 8}, newCharge("m1", "")); b.Verdict != idempotency.Mismatch {
+		t.Fatalf("another body: got verdict %v, want Mismatch", b.Verdict)
+	}
+}

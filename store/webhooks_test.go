@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/idempotency"
 	"github.com/paygate/paygate/internal/dbtest"
 	"github.com/paygate/paygate/reconcile"
 	"github.com/paygate/paygate/store"
@@ -22,7 +23,7 @@ func TestRecordWebhookEvent(t *testing.T) {
 	ctx := context.Background()
 	db := store.New(dbtest.Pool(t))
 	newMerchant(t, db, "m_hooks")
-	b := begin(t, db, "m_hooks", "k1", [32]byte{1}, newCharge("m_hooks", ""))
+	b := begin(t, db, "m_hooks", "k1", idempotency.Fingerprint{1}, newCharge("m_hooks", ""))
 
 	var saw []reconcile.EventCharge
 	decide := func(_ context.Context, _ pgx.Tx, c reconcile.EventCharge) (reconcile.EventDecision, error) {
