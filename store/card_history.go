@@ -123,9 +123,17 @@ func decisionArgs(d *charge.Decision) ([]any, error) {
 		counters}, nil
 }
 
-// encodeAttempts is the attempt_log form of attempts: one JSON array per attempt (see
-// migration 0014).
-func encodeAttempts(as []charge.Attempt) []byte {
+// An attempt's start in the attempt log is the microseconds since its charge was created
+// (created_at), where the log of migration 0014 wrote microseconds since 1970: a first
+// attempt's start takes 4 digits instead of 16. The two cannot be mistaken for each other: an
+// absolute start is at least absoluteStartMicros (2001-09-09), an offset is decades below it.
+// The charge_attempts view (migration 0023) reads both the same way.
+const absoluteStartMicros = 1_000_000_000_000_000
+
+// encodeAttempts is the attempt_log form of attempts of the charge created at created: one
+// JSON array per attempt (see migration 0014), each attempt's start an offset from created
+// (an absolute time when created is unknown, the zero time).
+func encodeAttempts(as []charge.Attempt, created time.Time) []byte {
 	if len(as) == 0 {
 		return nil
 	}
@@ -138,7 +146,7 @@ func encodeAttempts(as []charge.Attempt) []byte {
 		b = append(b, '[')
 		b = strconv.AppendInt(b, int64(a.N), 10)
 		b = append(b, ',')
-		b = strconv.AppendInt(b, a.StartedAt.UnixMicro(), 10)
+		b = strconv.AppendInt(b, attemptStart(a.StartedAt, created), 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, a.DurationMS, 10)
 		b = append(b, ',')
@@ -164,8 +172,17 @@ func encodeAttempts(as []charge.Attempt) []byte {
 	return append(b, ']')
 }
 
-// decodeAttempts reads an attempt_log.
-func decodeAttempts(b []byte) ([]charge.Attempt, error) {
+// attemptStart is the attempt log's form of an attempt started at started, of a charge
+// created at created.
+func attemptStart(started, created time.Time) int64 {
+	if created.IsZero() {
+		return started.UnixMicro()
+	}
+	return started.UnixMicro() - created.UnixMicro()
+}
+
+// decodeAttempts reads the attempt_log of the charge created at created.
+func decodeAttempts(b []byte, created time.Time) ([]charge.Attempt, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -187,6 +204,9 @@ func decodeAttempts(b []byte) ([]charge.Attempt, error) {
 			if err := json.Unmarshal(r[i], dst); err != nil {
 				return nil, fmt.Errorf("store: attempt log field %d: %w", i, err)
 			}
+		}
+		if started < absoluteStartMicros {
+			started += created.UnixMicro()
 		}
 		a.StartedAt = time.UnixMicro(started).UTC()
 		out = append(out, a)

@@ -364,7 +364,7 @@ func finishArgs(p charge.FinishParams) []any {
 	}
 	args := make([]any, 0, 28)
 	return append(args, c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
-		decline, len(p.Attempts), encodeAttempts(p.Attempts), firstSent, nextID, nextAt,
+		decline, len(p.Attempts), encodeAttempts(p.Attempts, c.CreatedAt), firstSent, nextID, nextAt,
 		cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached, movedFP,
 		status, body, p.Reason, string(co.Hold), c.Status.Live())
 }
@@ -380,7 +380,7 @@ func (db *DB) Charge(ctx context.Context, merchantID, id string) (*charge.Charge
 	if err != nil {
 		return nil, err
 	}
-	if c.AttemptsDetail, err = decodeAttempts(log); err != nil {
+	if c.AttemptsDetail, err = decodeAttempts(log, c.CreatedAt); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,4 +242,48 @@ func TestKeyStoredWithTheWholeHash(t *testing.T) {
 	if b := begin(t, db, "m1", "k-whole", idempotency.Fingerprint{7, 7, 8}, newCharge("m1", "")); b.Verdict != idempotency.Mismatch {
 		t.Fatalf("another body: got verdict %v, want Mismatch", b.Verdict)
 	}
+}
+
+// An attempt's start reads the same from the charge and from the charge_attempts view, in the
+// attempt log's form of offsets from the charge's creation and in the absolute form logs were
+// written in before.
+func TestAttemptStartsInBothForms(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	db := store.New(tx)
+	newMerchant(t, db, "m1")
+	first := begin(t, db, "m1", "k-starts", idempotency.Fingerprint{9}, newCharge("m1", ""))
+	c := first.Charge
+	started := c.CreatedAt.Add(2345 * time.Microsecond)
+	c.Status, c.ProcessorRef = charge.StatusSucceeded, "pi_starts"
+	if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k-starts", Charge: c,
+		Attempts:       []charge.Attempt{{N: 1, StartedAt: started, Class: "success", HTTPStatus: 200}},
+		ResponseStatus: 200, ResponseBody: []byte(`{"status":"succeeded"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(form string) {
+		t.Helper()
+		got, err := db.Charge(ctx, "m1", c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var viewed time.Time
+		if err := tx.QueryRow(ctx, `SELECT started_at FROM charge_attempts WHERE charge_id = $1`, c.ID).Scan(&viewed); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.AttemptsDetail) != 1 || !got.AttemptsDetail[0].StartedAt.Equal(started) || !viewed.Equal(started) {
+			t.Fatalf("%s: started %v from the charge, %v from the view, want %v", form, got.AttemptsDetail, viewed, started)
+		}
+	}
+	var log string
+	if err := tx.QueryRow(ctx, `SELECT attempt_log FROM charges WHERE id = $1`, c.ID).Scan(&log); err != nil || !strings.HasPrefix(log, "[[1,2345,") {
+		t.Fatalf("attempt log %q (%v), want the start 2345 microseconds after the creation", log, err)
+	}
+	check("offset")
+	if _, err := tx.Exec(ctx, `UPDATE charges SET attempt_log = '[[1,' || $2::bigint || substr(attempt_log, length('[[1,2345') + 1)
+		WHERE id = $1`, c.ID, started.UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+	check("absolute")
 }

@@ -59,14 +59,25 @@ func TestAttemptLogRoundTrip(t *testing.T) {
 		{N: 2, StartedAt: time.Date(2026, 3, 2, 12, 0, 1, 0, time.UTC), DurationMS: 3, TimeoutMS: 3400, Class: "decline",
 			HTTPStatus: 402, ProcessorCode: `card_declined "x"`, BudgetTokensBefore: 9.539, BudgetTokensAfter: 9.539},
 	}
-	out, err := store.DecodeAttempts(store.EncodeAttempts(in))
-	if err != nil {
-		t.Fatal(err)
+	created := time.Date(2026, 3, 2, 12, 0, 0, 120000500, time.UTC) // sub-microsecond digits are not stored
+	for name, c := range map[string]time.Time{"offsets": created, "absolute (created unknown)": {}} {
+		out, err := store.DecodeAttempts(store.EncodeAttempts(in, c), created.Truncate(time.Microsecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprintf("%+v", out) != fmt.Sprintf("%+v", in) {
+			t.Fatalf("%s: round trip: got %+v, want %+v", name, out, in)
+		}
 	}
-	if fmt.Sprintf("%+v", out) != fmt.Sprintf("%+v", in) {
-		t.Fatalf("round trip: got %+v, want %+v", out, in)
+	if log := string(store.EncodeAttempts(in[:1], created)); !strings.HasPrefix(log, "[[1,3456,40,") {
+		t.Errorf("a first attempt's start: got log %s, want 3456 microseconds after the charge's creation", log)
 	}
-	if got := store.EncodeAttempts(nil); got != nil {
+	// A log written with absolute starts (before offsets) reads the same.
+	old := `[[1,1772452800123456,40,4000,"retry",503,"","req_1",0,498,10,9],[2,1772452801000000,3,3400,"decline",402,"card_declined \"x\"","",0,0,9.539,9.539]]`
+	if out, err := store.DecodeAttempts([]byte(old), created); err != nil || fmt.Sprintf("%+v", out) != fmt.Sprintf("%+v", in) {
+		t.Fatalf("absolute log: got %+v, %v, want %+v", out, err, in)
+	}
+	if got := store.EncodeAttempts(nil, created); got != nil {
 		t.Fatalf("no attempts: got %q, want nothing", got)
 	}
 }
