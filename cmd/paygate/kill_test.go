@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -36,14 +37,21 @@ func binary(t *testing.T) string {
 	return out
 }
 
+// freeAddr returns a local address nothing listens on, for a child process to listen on. The
+// port is drawn below the kernel's ephemeral range (32768 and up on Linux), which a port
+// the kernel picks (":0") would come from: between this check and the child's listen, any
+// outgoing connection of the tests running beside it could take such a port as its own.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(22000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port between 10000 and 32000")
+	return ""
 }
 
 // process is a paygate process the test may kill -9.
