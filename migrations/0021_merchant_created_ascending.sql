@@ -8,12 +8,15 @@
 -- keeps the old entries packed (the B-tree's localized monotonic insertion rule): the
 -- descending index put each new entry first, split its leaf in halves and left every page half
 -- full. Without the id, an entry is half as long. Together: about 80 bytes of WAL per charge.
--- Built concurrently, so that charges are written while it builds.
-CREATE INDEX CONCURRENTLY IF NOT EXISTS charges_merchant_created_asc ON charges (merchant_id, created_at);
+-- Built concurrently, so that charges are written while it builds; a build that failed half way
+-- (leaving an invalid index) is dropped and made again when the migration runs again.
+DROP INDEX CONCURRENTLY IF EXISTS charges_merchant_created_asc;
+CREATE INDEX CONCURRENTLY charges_merchant_created_asc ON charges (merchant_id, created_at);
 DROP INDEX CONCURRENTLY IF EXISTS charges_merchant_created;
 ALTER INDEX charges_merchant_created_asc RENAME TO charges_merchant_created;
 
 -- +goose Down
-CREATE INDEX CONCURRENTLY IF NOT EXISTS charges_merchant_created_desc ON charges (merchant_id, created_at DESC, id DESC);
+DROP INDEX CONCURRENTLY IF EXISTS charges_merchant_created_desc;
+CREATE INDEX CONCURRENTLY charges_merchant_created_desc ON charges (merchant_id, created_at DESC, id DESC);
 DROP INDEX CONCURRENTLY IF EXISTS charges_merchant_created;
 ALTER INDEX charges_merchant_created_desc RENAME TO charges_merchant_created;
