@@ -5,8 +5,9 @@
 -- every read of a card also names, is checked on the rows the index finds (a fingerprint
 -- seen at two accounts is the rare case, and its rows are in the same time range). An entry
 -- is 8 bytes shorter (the account's 11, less alignment), in its WAL record and its page's
--- splits. Built concurrently, so that charges are written while it builds; a build that failed half way (leaving an invalid
--- index) is dropped and made again when the migration runs again.
+-- splits. Built concurrently, so that charges are written while it builds; a build that
+-- failed half way (leaving an invalid index) is dropped and made again when the migration runs
+-- again.
 DROP INDEX CONCURRENTLY IF EXISTS charges_card_fingerprint;
 CREATE INDEX CONCURRENTLY charges_card_fingerprint ON charges (card_fingerprint, card_at)
     WHERE card_fingerprint IS NOT NULL;
