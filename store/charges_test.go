@@ -221,16 +221,8 @@ func TestKeyStoredWithTheWholeHash(t *testing.T) {
 	ctx := context.Background()
 	tx := dbtest.Tx(t)
 	db := store.New(tx)
-	newMerchant(t, db, "m1")
 	fp := idempotency.Fingerprint{7, 7, 7}
-	first := begin(t, db, "m1", "k-whole", fp, newCharge("m1", ""))
-	c := first.Charge
-	c.Status, c.ProcessorRef = charge.StatusSucceeded, "pi_whole"
-	if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k-whole", Charge: c,
-		Attempts:       []charge.Attempt{{StartedAt: time.Now(), Class: "success", HTTPStatus: 200}},
-		ResponseStatus: 200, ResponseBody: []byte(`{"status":"succeeded"}`)}); err != nil {
-		t.Fatal(err)
-	}
+	approved(t, db, "k-whole", fp, time.Millisecond)
 	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = fingerprint || '\xdeadbeefdeadbeefdeadbeefdeadbeef'::bytea
 		WHERE merchant_id = 'm1' AND key = 'k-whole' AND length(fingerprint) = 16`)
 	if err != nil || tag.RowsAffected() != 1 {
@@ -252,16 +244,8 @@ func TestAttemptStartsInBothForms(t *testing.T) {
 	ctx := context.Background()
 	tx := dbtest.Tx(t)
 	db := store.New(tx)
-	newMerchant(t, db, "m1")
-	first := begin(t, db, "m1", "k-starts", idempotency.Fingerprint{9}, newCharge("m1", ""))
-	c := first.Charge
+	c := approved(t, db, "k-starts", idempotency.Fingerprint{9}, 2345*time.Microsecond)
 	started := c.CreatedAt.Add(2345 * time.Microsecond)
-	c.Status, c.ProcessorRef = charge.StatusSucceeded, "pi_starts"
-	if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: "k-starts", Charge: c,
-		Attempts:       []charge.Attempt{{N: 1, StartedAt: started, Class: "success", HTTPStatus: 200}},
-		ResponseStatus: 200, ResponseBody: []byte(`{"status":"succeeded"}`)}); err != nil {
-		t.Fatal(err)
-	}
 	check := func(form string) {
 		t.Helper()
 		got, err := db.Charge(ctx, "m1", c.ID)
@@ -286,4 +270,19 @@ func TestAttemptStartsInBothForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("absolute")
+}
+
+// approved makes a new charge of merchant m1 under key with fingerprint fp, approved at its
+// first attempt, which started a duration after past the charge's creation, and returns it.
+func approved(t *testing.T, db *store.DB, key string, fp idempotency.Fingerprint, after time.Duration) *charge.Charge {
+	t.Helper()
+	newMerchant(t, db, "m1")
+	c := begin(t, db, "m1", key, fp, newCharge("m1", "")).Charge
+	c.Status, c.ProcessorRef = charge.StatusSucceeded, "pi_"+key
+	if err := db.FinishCharge(context.Background(), charge.FinishParams{MerchantID: "m1", Key: key, Charge: c,
+		Attempts:       []charge.Attempt{{N: 1, StartedAt: c.CreatedAt.Add(after), Class: "success", HTTPStatus: 200}},
+		ResponseStatus: 200, ResponseBody: []byte(`{"status":"succeeded"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
