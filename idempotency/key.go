@@ -36,12 +36,23 @@ func ParseKey(s string) (string, error) {
 	return s, nil
 }
 
-// Fingerprint identifies a request for the purpose of idempotency: the first 128 bits of
-// a SHA-256 of the request. A key's fingerprint is only ever compared with another request
-// of the key's own merchant; 128 bits make a match by chance impossible in practice, at half
-// the bytes stored with every key. A key stored with the whole 256-bit hash (before this
-// form) reads as its first 128 bits, which is this form of the same request.
-type Fingerprint [16]byte
+// Fingerprint identifies a request for the purpose of idempotency: a SHA-256 of the request.
+// Only its first 128 bits (MatchedLen bytes) are compared (Matches): a key's fingerprint is only
+// ever compared with another request of the key's own merchant, and 128 bits make a match by
+// chance impossible in practice. Keys are stored with the whole hash, so that a replica of an
+// earlier release, which compares all of it, reads them; a key stored with its first 128 bits
+// alone matches as well, so that a later release can store half the bytes once every replica
+// compares only those.
+type Fingerprint [sha256.Size]byte
+
+// MatchedLen is the number of a fingerprint's first bytes that Matches compares.
+const MatchedLen = 16
+
+// Matches reports whether a request of fingerprint f is the one a key stored with fingerprint
+// stored was first used with: their first MatchedLen bytes agree.
+func (f Fingerprint) Matches(stored Fingerprint) bool {
+	return [MatchedLen]byte(f[:MatchedLen]) == [MatchedLen]byte(stored[:MatchedLen])
+}
 
 // FingerprintOf returns the fingerprint of a request: its method, its path and its
 // canonical JSON body. It fails only when body is not one JSON value.
@@ -62,9 +73,9 @@ func FingerprintCanonical(method, path string, canon []byte) Fingerprint {
 	h.Write([]byte(path))
 	h.Write([]byte{0})
 	h.Write(canon)
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return Fingerprint(sum[:len(Fingerprint{})])
+	var fp Fingerprint
+	h.Sum(fp[:0])
+	return fp
 }
 
 // Canonical returns body as canonical JSON: one value, object keys sorted, no insignificant

@@ -59,8 +59,8 @@ func TestFingerprint(t *testing.T) {
 		}
 	}
 	// Stored keys carry fingerprints: the definition never changes under them.
-	if want := sha256.Sum256([]byte("POST\x00/v1/charges\x00" + `{"amount":100,"currency":"usd","metadata":{"a":"1","b":"2"}}`)); a != Fingerprint(want[:16]) {
-		t.Error("the fingerprint is no longer the first 128 bits of sha256(method NUL path NUL canonical body)")
+	if want := sha256.Sum256([]byte("POST\x00/v1/charges\x00" + `{"amount":100,"currency":"usd","metadata":{"a":"1","b":"2"}}`)); a != Fingerprint(want) {
+		t.Error("the fingerprint is no longer sha256(method NUL path NUL canonical body)")
 	}
 	if c := FingerprintCanonical("POST", "/v1/charges", []byte(`{"amount":100,"currency":"usd","metadata":{"a":"1","b":"2"}}`)); c != a {
 		t.Error("FingerprintCanonical of the canonical body differs from FingerprintOf")

@@ -32,7 +32,7 @@ const (
 // rec, at time now (the database clock).
 func Decide(rec Record, fp Fingerprint, now time.Time) Verdict {
 	switch {
-	case rec.Fingerprint != fp:
+	case !fp.Matches(rec.Fingerprint):
 		return Mismatch
 	case rec.ResponseStatus != 0:
 		return Replay

@@ -22,6 +22,8 @@ func TestDecide(t *testing.T) {
 		{"held by a live request", Record{Fingerprint: fp, LockedUntil: &later}, fp, InUse},
 		{"lock of a crashed request expired", Record{Fingerprint: fp, LockedUntil: &earlier}, fp, Proceed},
 		{"bound, nothing stored", Record{Fingerprint: fp}, fp, Proceed},
+		{"stored with its first 128 bits", Record{Fingerprint: Fingerprint{1}, ResponseStatus: 200}, Fingerprint{1, 15: 0, 16: 9, 31: 9}, Replay},
+		{"other body in the first 128 bits", Record{Fingerprint: Fingerprint{1, 15: 1}}, Fingerprint{1, 16: 9}, Mismatch},
 	} {
 		if got := Decide(tc.rec, tc.fp, now); got != tc.want {
 			t.Errorf("%s: Decide = %v, want %v", tc.name, got, tc.want)

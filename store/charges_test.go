@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -214,24 +215,28 @@ func TestReapKeys(t *testing.T) {
 	}
 }
 
-// A key stored with the whole 256-bit hash of its request (before fingerprints were 128 bits)
-// is the same request as its first 128 bits: a retry of it replays, another body is refused.
-func TestKeyStoredWithTheWholeHash(t *testing.T) {
+// A key is stored with its request's whole hash, which a replica of an earlier release
+// compares whole; a key stored with its first 128 bits alone (the form a later release may
+// write) is the same request: a retry of it replays, another body is refused.
+func TestKeyStoredWithItsFirst128Bits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tx := dbtest.Tx(t)
 	db := store.New(tx)
-	fp := idempotency.Fingerprint{7, 7, 7}
-	approved(t, db, "k-whole", fp, time.Millisecond)
-	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = fingerprint || '\xdeadbeefdeadbeefdeadbeefdeadbeef'::bytea
-		WHERE merchant_id = 'm1' AND key = 'k-whole' AND length(fingerprint) = 16`)
-	if err != nil || tag.RowsAffected() != 1 {
-		t.Fatalf("store the whole hash: %v, %d rows (want the key stored with 16 bytes, made 32)", err, tag.RowsAffected())
+	fp := idempotency.Fingerprint{7, 7, 7, 31: 7}
+	approved(t, db, "k-half", fp, time.Millisecond)
+	var stored []byte
+	if err := tx.QueryRow(ctx, `SELECT fingerprint FROM idempotency_keys WHERE merchant_id = 'm1' AND key = 'k-half'`).Scan(&stored); err != nil || !bytes.Equal(stored, fp[:]) {
+		t.Fatalf("stored fingerprint %x (%v), want the whole %x", stored, err, fp)
 	}
-	if b := begin(t, db, "m1", "k-whole", fp, newCharge("m1", "")); b.Verdict != idempotency.Replay || b.Record.ResponseStatus != 200 {
+	if _, err := tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = substring(fingerprint FROM 1 FOR 16)
+		WHERE merchant_id = 'm1' AND key = 'k-half'`); err != nil {
+		t.Fatal(err)
+	}
+	if b := begin(t, db, "m1", "k-half", fp, newCharge("m1", "")); b.Verdict != idempotency.Replay || b.Record.ResponseStatus != 200 {
 		t.Fatalf("the same request: got %+v, want the stored 200 replayed", b)
 	}
-	if b := begin(t, db, "m1", "k-whole", idempotency.Fingerprint{7, 7, 8}, newCharge("m1", "")); b.Verdict != idempotency.Mismatch {
+	if b := begin(t, db, "m1", "k-half", idempotency.Fingerprint{7, 7, 8}, newCharge("m1", "")); b.Verdict != idempotency.Mismatch {
 		t.Fatalf("another body: got verdict %v, want Mismatch", b.Verdict)
 	}
 }
