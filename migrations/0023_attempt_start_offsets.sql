@@ -1,7 +1,7 @@
 -- +goose Up
 
 -- An attempt's start in a charge's attempt_log is written as microseconds since the charge was
--- created (4 digits for a first attempt, where microseconds since 1970 took 16); logs written
+-- created (about 5 digits for a first attempt, where microseconds since 1970 took 16); logs written
 -- before hold microseconds since 1970, which are never below 10^15 (2001-09-09), where an
 -- offset always is. The view reads both.
 CREATE OR REPLACE VIEW charge_attempts AS
