@@ -1,9 +1,9 @@
 -- +goose Up
 
 -- An attempt's start in a charge's attempt_log is written as microseconds since the charge was
--- created (about 5 digits for a first attempt, where microseconds since 1970 took 16); logs written
--- before hold microseconds since 1970, which are never below 10^15 (2001-09-09), where an
--- offset always is. The view reads both.
+-- created (about 5 digits for a first attempt, where microseconds since 1970 took 16); logs
+-- written before hold microseconds since 1970, which are never below 10^15 (2001-09-09), where
+-- an offset always is. The view reads both.
 CREATE OR REPLACE VIEW charge_attempts AS
 SELECT c.id AS charge_id, (e->>0)::int AS n,
        CASE WHEN (e->>1)::bigint >= 1000000000000000 THEN to_timestamp((e->>1)::bigint / 1e6)

@@ -125,8 +125,9 @@ func decisionArgs(d *charge.Decision) ([]any, error) {
 
 // An attempt's start in the attempt log is the microseconds since its charge was created
 // (created_at), where the log of migration 0014 wrote microseconds since 1970: a first
-// attempt's start takes about 5 digits instead of 16. The two cannot be mistaken for each other: an
-// absolute start is at least absoluteStartMicros (2001-09-09), an offset is decades below it.
+// attempt's start takes about 5 digits instead of 16. The two cannot be mistaken for each
+// other: an absolute start is at least absoluteStartMicros (2001-09-09), an offset is decades
+// below it.
 // The charge_attempts view (migration 0023) reads both the same way.
 const absoluteStartMicros = 1_000_000_000_000_000
 
