@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paygate/paygate/charge"
+	"github.com/paygate/paygate/decline"
 )
 
 // chargeColumns are a charge as scanCharge reads it (c is the charges row).
@@ -130,18 +131,30 @@ const finishHeadSQL = `
 		   AND EXISTS (SELECT 1 FROM u)
 	)`
 
-// finishFirstSQL stores a charge's first outcome when it settles the charge and needs no
-// other row: the charge was processing with no outcome yet (its event is derived from the
-// row), and no card state folded its attempt (a state that did must learn it changed:
-// finishSettledSQL). One plain update, where finishSettledSQL joins four statements; it
-// changes no row when its conditions do not hold, and the caller runs finishSettledSQL.
+// finishFirstSQL stores a charge's first outcome when it settles the charge with a card
+// attempt that reached the network and needs no other row: the charge was processing with
+// no outcome yet (its event is derived from the row), and no card state folded its attempt
+// (a state that did must learn it changed: finishSettledSQL). Its row takes only what a
+// first outcome sets, so that it evaluates no branch of finishSet's. It changes no row when
+// its conditions do not hold, and the caller runs finishSettledSQL. Its arguments are
+// firstArgs'.
 const finishFirstSQL = `
-	UPDATE charges SET ` + finishSet + `
+	UPDATE charges SET status = $3::text, live = $4, processor_ref = COALESCE(NULLIF($5, ''), processor_ref),
+		processor_account = COALESCE(NULLIF($6, ''), processor_account), failure_code = $7,
+		failure_retryable = $8, decline = $9, attempts = attempts + $10,
+		-- Appended as text, as finishSet does.
+		attempt_log = COALESCE(left(attempt_log, -1) || ',' || substr($11::text, 2), $11::text, attempt_log),
+		first_sent_at = COALESCE(first_sent_at, $12), updated_at = clock_timestamp(), finalized_at = clock_timestamp(),
+		next_reattempt_id = COALESCE($13, next_reattempt_id), next_reattempt_at = COALESCE($14, next_reattempt_at),
+		card_outcome = $15::text, card_class = NULLIF($16, ''), card_category = NULLIF($17::int, 0),
+		card_mac = NULLIF($18::int, 0), card_cap_reached = $19, card_hold = NULLIF($20, ''),
+		card_settled_at = clock_timestamp(), response_status = $21, response_body = $22,
+		outcome_at = clock_timestamp(), outcome_status = $3, outcome_reason = NULLIF($23, '')
 	 WHERE id = $1 AND merchant_id = $2 AND status = 'processing' AND outcome_at IS NULL
-	   AND ($14 = '' OR NOT EXISTS (SELECT 1 FROM card_states s
-	        WHERE s.processor_account = COALESCE(NULLIF($5, ''), charges.processor_account)
+	   AND NOT EXISTS (SELECT 1 FROM card_states s
+	        WHERE s.processor_account = COALESCE(NULLIF($6, ''), charges.processor_account)
 	          AND s.fingerprint = charges.card_fingerprint
-	          AND (s.through_at, s.through_charge) >= (charges.card_at, charges.id)))`
+	          AND (s.through_at, s.through_charge) >= (charges.card_at, charges.id))`
 
 // finishSettledSQL stores the outcome of a run that settled its charge and puts no refusal on
 // its card (the common case: an approval), in one statement; the card's state learns of an
@@ -193,7 +206,7 @@ const finishSQL = finishHeadSQL + `,
 // card's lock and the statement in one round trip, and for a charge that enters review
 // (p.Review) the statement and its review in one transaction.
 func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
-	sql, args := finishStatement(p, db.firstCheck)
+	v := finishValuesOf(p)
 	var updated, found bool
 	var err error
 	c := p.Charge
@@ -208,6 +221,7 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 		if lock {
 			b.Queue(cardLockSQL, c.ProcessorAccount, c.Card.Fingerprint)
 		}
+		sql, args := finishStatement(p, v, db.firstCheck)
 		b.Queue(sql, args...)
 		if r := p.Review; r != nil {
 			b.Queue(enterReviewSQL, c.ID, string(c.Status), r.Reason, nullJSON(r.Evidence))
@@ -230,8 +244,8 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 		})
 	} else {
 		err = db.statement(ctx, func(q querier) error {
-			if sql == finishSettledSQL && c.Status.Final() {
-				tag, err := q.Exec(ctx, finishFirstSQL, args...)
+			if firstOutcome(p) {
+				tag, err := q.Exec(ctx, finishFirstSQL, firstArgs(p, v)...)
 				if err != nil {
 					return err
 				}
@@ -240,6 +254,7 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 					return nil
 				}
 			}
+			sql, args := finishStatement(p, v, db.firstCheck)
 			return q.QueryRow(ctx, sql, args...).Scan(&updated, &found)
 		})
 	}
@@ -308,65 +323,91 @@ func refusal(p charge.FinishParams) bool { return p.Card != nil && p.Card.Outcom
 // finishStatement returns the statement that stores p and its arguments: finishSettledSQL
 // when p settles its charge with nothing but its row to write (no reconciliation to begin,
 // no key to free, no other card, no refusal), finishSQL otherwise.
-func finishStatement(p charge.FinishParams, firstCheck time.Duration) (string, []any) {
-	args := finishArgs(p)
+func finishStatement(p charge.FinishParams, v finishValues, firstCheck time.Duration) (string, []any) {
+	args := finishArgs(p, v)
 	if p.Charge.Status != charge.StatusPending && !p.ReleaseKey && !p.Moved && !refusal(p) {
 		return finishSettledSQL, args
 	}
 	return finishSQL, append(args, firstCheck, p.ReleaseKey, p.Key, refusal(p))
 }
 
-// finishArgs are the arguments finishSettledSQL and finishSQL share for p ($1 to $24).
-func finishArgs(p charge.FinishParams) []any {
+// finishValues are the values a run's outcome writes, as the finish statements take them.
+type finishValues struct {
+	failCode       *string
+	failRetry      *bool
+	decline        []byte
+	status         *int
+	body           []byte
+	cardOutcome    string
+	card           charge.CardOutcome
+	nextID         *string
+	nextAt         *time.Time
+	movedFP        *string
+	firstSent      *time.Time
+	attempts       []byte
+	attemptsLogged int
+}
+
+func finishValuesOf(p charge.FinishParams) finishValues {
 	c := p.Charge
-	var failCode *string
-	var failRetry *bool
+	var v finishValues
 	if c.Failure != nil {
-		failCode, failRetry = &c.Failure.Code, &c.Failure.Retryable
+		v.failCode, v.failRetry = &c.Failure.Code, &c.Failure.Retryable
 	}
-	var decline []byte
 	if len(c.Decline) > 0 {
-		decline = c.Decline
+		v.decline = c.Decline
 	}
-	var status *int
-	var body []byte
 	if p.ResponseStatus != 0 {
-		status, body = &p.ResponseStatus, encodeAnswer(p.ResponseBody, c)
+		v.status, v.body = &p.ResponseStatus, encodeAnswer(p.ResponseBody, c)
 	}
 	// The card's history follows the outcome: a charge that failed never reached the card
 	// network, so its attempt is dropped (charge.NoCardAttempt, "none"), as is that of a
 	// charge waiting for the cardholder's authentication when the engine says so.
-	var (
-		cardOutcome string
-		co          charge.CardOutcome
-	)
 	switch {
 	case p.Card != nil:
-		co, cardOutcome = *p.Card, string(p.Card.Outcome)
+		v.card, v.cardOutcome = *p.Card, string(p.Card.Outcome)
 	case c.Status == charge.StatusFailed:
-		cardOutcome = string(charge.NoCardAttempt)
+		v.cardOutcome = string(charge.NoCardAttempt)
 	}
-	var (
-		nextID *string
-		nextAt *time.Time
-	)
 	if p.Next != nil {
-		nextID, nextAt = &p.Next.ChargeID, &p.Next.At
+		v.nextID, v.nextAt = &p.Next.ChargeID, &p.Next.At
 	}
-	var movedFP *string
 	if p.Moved && c.Card != nil && c.Card.Fingerprint != "" {
-		movedFP = &c.Card.Fingerprint
+		v.movedFP = &c.Card.Fingerprint
 	}
-	var firstSent *time.Time
 	if len(p.Attempts) > 0 {
 		t := p.Attempts[0].StartedAt
-		firstSent = &t
+		v.firstSent = &t
 	}
+	v.attempts, v.attemptsLogged = encodeAttempts(p.Attempts, c.CreatedAt), len(p.Attempts)
+	return v
+}
+
+// finishArgs are the arguments finishSettledSQL and finishSQL share for p ($1 to $24).
+func finishArgs(p charge.FinishParams, v finishValues) []any {
+	c := p.Charge
 	args := make([]any, 0, 28)
-	return append(args, c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, failCode, failRetry,
-		decline, len(p.Attempts), encodeAttempts(p.Attempts, c.CreatedAt), firstSent, nextID, nextAt,
-		cardOutcome, string(co.Class), int(co.Category), int(co.MAC), co.CapReached, movedFP,
-		status, body, p.Reason, string(co.Hold), c.Status.Live())
+	return append(args, c.ID, c.MerchantID, string(c.Status), c.ProcessorRef, c.ProcessorAccount, v.failCode, v.failRetry,
+		v.decline, v.attemptsLogged, v.attempts, v.firstSent, v.nextID, v.nextAt,
+		v.cardOutcome, string(v.card.Class), int(v.card.Category), int(v.card.MAC), v.card.CapReached, v.movedFP,
+		v.status, v.body, p.Reason, string(v.card.Hold), c.Status.Live())
+}
+
+// firstOutcome reports whether finishFirstSQL may store p: a first outcome that settles its
+// charge with a card attempt that reached the network, and nothing but the charge's row to
+// write.
+func firstOutcome(p charge.FinishParams) bool {
+	return p.Charge.Status.Final() && !p.ReleaseKey && !p.Moved && p.Card != nil && !refusal(p) &&
+		p.Card.Outcome != charge.NoCardAttempt && p.Card.Outcome != decline.Pending
+}
+
+// firstArgs are finishFirstSQL's arguments for p.
+func firstArgs(p charge.FinishParams, v finishValues) []any {
+	c := p.Charge
+	return []any{c.ID, c.MerchantID, string(c.Status), c.Status.Live(), c.ProcessorRef, c.ProcessorAccount,
+		v.failCode, v.failRetry, v.decline, v.attemptsLogged, v.attempts, v.firstSent, v.nextID, v.nextAt,
+		v.cardOutcome, string(v.card.Class), int(v.card.Category), int(v.card.MAC), v.card.CapReached,
+		string(v.card.Hold), v.status, v.body, p.Reason}
 }
 
 // Charge implements charge.Store.

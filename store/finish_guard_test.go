@@ -126,3 +126,47 @@ func TestFinishChargeFirstOutcome(t *testing.T) {
 		})
 	}
 }
+
+// The first outcome's plain update writes the row the general statement writes for the same
+// outcome: the same charge finished once through each (the general one taken because a card
+// state folded its attempt) reads the same, column by column, relative to its creation.
+func TestFirstOutcomeWritesWhatTheGeneralStatementWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	db := store.New(tx)
+	newMerchant(t, db, "m1")
+	row := func(folded bool) string {
+		t.Helper()
+		key := map[bool]string{false: "plain", true: "general"}[folded]
+		card := &charge.Card{Fingerprint: "fp_" + key + "_" + charge.NewID(), Network: "visa", ExpMonth: 12, ExpYear: 2034}
+		c := *beginWith(t, db, "m1", key, card).Charge
+		if folded {
+			if _, err := tx.Exec(ctx, `INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
+				SELECT processor_account, card_fingerprint, card_at, id, false FROM charges WHERE id = $1`, c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Status, c.ProcessorRef = charge.StatusSucceeded, "pi_1"
+		if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: key, Charge: &c, Reason: "approved",
+			ResponseStatus: 201, ResponseBody: []byte(`{"status":"succeeded"}`), Card: &charge.CardOutcome{Outcome: decline.Approved},
+			Attempts: []charge.Attempt{
+				{N: 1, StartedAt: c.CreatedAt.Add(time.Millisecond), DurationMS: 3, TimeoutMS: 4000, Class: "transient", HTTPStatus: 503},
+				{N: 2, StartedAt: c.CreatedAt.Add(9 * time.Millisecond), DurationMS: 2, TimeoutMS: 4000, Class: "success", HTTPStatus: 200},
+			}}); err != nil {
+			t.Fatal(err)
+		}
+		var out string
+		if err := tx.QueryRow(ctx, `SELECT (to_jsonb(c) - '{id,idempotency_key,card_fingerprint,created_at,card_at,updated_at,
+				first_sent_at,finalized_at,outcome_at,card_settled_at,response_body}'::text[])
+				|| jsonb_build_object('first_sent', first_sent_at - created_at, 'settled', finalized_at IS NOT NULL
+					AND outcome_at IS NOT NULL AND card_settled_at IS NOT NULL, 'answer', response_body IS NOT NULL)
+			FROM charges c WHERE id = $1`, c.ID).Scan(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if plain, general := row(false), row(true); plain != general {
+		t.Fatalf("the first outcome's update wrote\n%s\nthe general statement\n%s", plain, general)
+	}
+}
