@@ -18,14 +18,17 @@ type batcher interface {
 
 // pipelinedTx is one transaction sent as pipelined batches: its BEGIN travels with the
 // first statements and its COMMIT with the last, so that a transaction of two phases costs
-// two round trips. Inside a test's transaction it is a savepoint.
+// two round trips. A transaction of one batch needs neither: the statements a batch sends
+// before its Sync run as one implicit transaction, committed at the Sync and rolled back
+// when one fails. Inside a test's transaction it is a savepoint.
 type pipelinedTx struct {
-	conn    batcher
-	begin   string
-	commit  string
-	abort   []string // what ends the transaction without committing it
-	release func()
-	open    bool
+	conn     batcher
+	begin    string
+	commit   string
+	abort    []string // what ends the transaction without committing it
+	release  func()
+	open     bool
+	implicit bool // whether a batch that opens and commits the transaction goes without them
 }
 
 // pipeline starts a pipelined transaction; its BEGIN is sent with the first batch.
@@ -42,15 +45,19 @@ func (db *DB) pipeline(ctx context.Context) (*pipelinedTx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: acquire connection: %w", err)
 	}
-	return &pipelinedTx{conn: c, begin: "BEGIN", commit: "COMMIT", abort: []string{"ROLLBACK"}, release: c.Release}, nil
+	return &pipelinedTx{conn: c, begin: "BEGIN", commit: "COMMIT", abort: []string{"ROLLBACK"}, release: c.Release,
+		implicit: true}, nil
 }
 
 // send runs the batch's statements, opening the transaction first when it is not open yet
 // and committing it after them when last is true. read consumes the results of b's own
 // statements, in order.
 func (p *pipelinedTx) send(ctx context.Context, b *pgx.Batch, last bool, read func(pgx.BatchResults) error) error {
-	full := &pgx.Batch{}
 	first := !p.open
+	if first && last && p.implicit {
+		return p.sendImplicit(ctx, b, read)
+	}
+	full := &pgx.Batch{}
 	if first {
 		full.Queue(p.begin)
 	}
@@ -81,6 +88,16 @@ func (p *pipelinedTx) send(ctx context.Context, b *pgx.Batch, last bool, read fu
 	}
 	if err == nil && last {
 		p.open = false
+	}
+	return err
+}
+
+// sendImplicit runs b as the whole transaction, implicit in its batch.
+func (p *pipelinedTx) sendImplicit(ctx context.Context, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+	br := p.conn.SendBatch(ctx, b)
+	err := read(br)
+	if cerr := br.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }
