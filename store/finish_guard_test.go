@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/decline"
 	"github.com/paygate/paygate/idempotency"
@@ -96,10 +98,7 @@ func TestFinishChargeFirstOutcome(t *testing.T) {
 			card := &charge.Card{Fingerprint: "fp_first_" + charge.NewID(), Network: "visa"}
 			b := beginWith(t, db, "m1", "k", card)
 			if folded {
-				if _, err := tx.Exec(ctx, `INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
-					SELECT processor_account, card_fingerprint, card_at, id, false FROM charges WHERE id = $1`, b.Charge.ID); err != nil {
-					t.Fatal(err)
-				}
+				foldAttempt(t, tx, b.Charge.ID)
 			}
 			c := *b.Charge
 			c.Status = charge.StatusSucceeded
@@ -142,10 +141,7 @@ func TestFirstOutcomeWritesWhatTheGeneralStatementWrites(t *testing.T) {
 		card := &charge.Card{Fingerprint: "fp_" + key + "_" + charge.NewID(), Network: "visa", ExpMonth: 12, ExpYear: 2034}
 		c := *beginWith(t, db, "m1", key, card).Charge
 		if folded {
-			if _, err := tx.Exec(ctx, `INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
-				SELECT processor_account, card_fingerprint, card_at, id, false FROM charges WHERE id = $1`, c.ID); err != nil {
-				t.Fatal(err)
-			}
+			foldAttempt(t, tx, c.ID)
 		}
 		c.Status, c.ProcessorRef = charge.StatusSucceeded, "pi_1"
 		if err := db.FinishCharge(ctx, charge.FinishParams{MerchantID: "m1", Key: key, Charge: &c, Reason: "approved",
@@ -168,5 +164,14 @@ func TestFirstOutcomeWritesWhatTheGeneralStatementWrites(t *testing.T) {
 	}
 	if plain, general := row(false), row(true); plain != general {
 		t.Fatalf("the first outcome's update wrote\n%s\nthe general statement\n%s", plain, general)
+	}
+}
+
+// foldAttempt writes the state of charge id's card as one that folded the charge's attempt.
+func foldAttempt(t *testing.T, tx pgx.Tx, id string) {
+	t.Helper()
+	if _, err := tx.Exec(context.Background(), `INSERT INTO card_states (processor_account, fingerprint, through_at, through_charge, stale)
+		SELECT processor_account, card_fingerprint, card_at, id, false FROM charges WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
 	}
 }
