@@ -131,8 +131,8 @@ const finishHeadSQL = `
 		   AND EXISTS (SELECT 1 FROM u)
 	)`
 
-// finishFirstSQL stores a charge's first outcome when it settles the charge with a card
-// attempt that reached the network and needs no other row: the charge was processing with
+// finishFirstSQL stores a charge's first outcome when it settles the charge with an
+// approved card attempt and needs no other row: the charge was processing with
 // no outcome yet (its event is derived from the row), and no card state folded its attempt
 // (a state that did must learn it changed: finishSettledSQL). Its row takes only what a
 // first outcome sets, so that it evaluates no branch of finishSet's. It changes no row when
@@ -348,6 +348,8 @@ type finishValues struct {
 	attemptsLogged int
 }
 
+// finishValuesOf returns what p's outcome writes, computed once for whichever statement
+// stores it.
 func finishValuesOf(p charge.FinishParams) finishValues {
 	c := p.Charge
 	var v finishValues
@@ -393,12 +395,10 @@ func finishArgs(p charge.FinishParams, v finishValues) []any {
 		v.status, v.body, p.Reason, string(v.card.Hold), c.Status.Live())
 }
 
-// firstOutcome reports whether finishFirstSQL may store p: a first outcome that settles its
-// charge with a card attempt that reached the network, and nothing but the charge's row to
-// write.
+// firstOutcome reports whether finishFirstSQL may store p: an outcome that settles its
+// charge with an approved card attempt, and nothing but the charge's row to write.
 func firstOutcome(p charge.FinishParams) bool {
-	return p.Charge.Status.Final() && !p.ReleaseKey && !p.Moved && p.Card != nil && !refusal(p) &&
-		p.Card.Outcome != charge.NoCardAttempt && p.Card.Outcome != decline.Pending
+	return p.Charge.Status.Final() && !p.ReleaseKey && !p.Moved && p.Card != nil && p.Card.Outcome == decline.Approved
 }
 
 // firstArgs are finishFirstSQL's arguments for p.
