@@ -131,25 +131,25 @@ const finishHeadSQL = `
 		   AND EXISTS (SELECT 1 FROM u)
 	)`
 
-// finishFirstSQL stores a charge's first outcome when it settles the charge with an
-// approved card attempt and needs no other row: the charge was processing with
-// no outcome yet (its event is derived from the row), and no card state folded its attempt
-// (a state that did must learn it changed: finishSettledSQL). Its row takes only what a
-// first outcome sets, so that it evaluates no branch of finishSet's. It changes no row when
+// finishFirstSQL stores a charge's first outcome when it settles the charge with a plain
+// approval and needs no other row: the charge was processing with no outcome yet (its event
+// is derived from the row), and no card state folded its attempt (a state that did must
+// learn it changed: finishSettledSQL). Its row takes what an approval sets, as constants
+// where an approval has nothing to say (no failure, decline, class or hold), so that it
+// evaluates no branch of finishSet's and binds half its arguments. It changes no row when
 // its conditions do not hold, and the caller runs finishSettledSQL. Its arguments are
 // firstArgs'.
 const finishFirstSQL = `
 	UPDATE charges SET status = $3::text, live = $4, processor_ref = COALESCE(NULLIF($5, ''), processor_ref),
-		processor_account = COALESCE(NULLIF($6, ''), processor_account), failure_code = $7,
-		failure_retryable = $8, decline = $9, attempts = attempts + $10,
+		processor_account = COALESCE(NULLIF($6, ''), processor_account), failure_code = NULL,
+		failure_retryable = NULL, decline = NULL, attempts = attempts + $7,
 		-- Appended as text, as finishSet does.
-		attempt_log = COALESCE(left(attempt_log, -1) || ',' || substr($11::text, 2), $11::text, attempt_log),
-		first_sent_at = COALESCE(first_sent_at, $12), updated_at = clock_timestamp(), finalized_at = clock_timestamp(),
-		next_reattempt_id = COALESCE($13, next_reattempt_id), next_reattempt_at = COALESCE($14, next_reattempt_at),
-		card_outcome = $15::text, card_class = NULLIF($16, ''), card_category = NULLIF($17::int, 0),
-		card_mac = NULLIF($18::int, 0), card_cap_reached = $19, card_hold = NULLIF($20, ''),
-		card_settled_at = clock_timestamp(), response_status = $21, response_body = $22,
-		outcome_at = clock_timestamp(), outcome_status = $3, outcome_reason = NULLIF($23, '')
+		attempt_log = COALESCE(left(attempt_log, -1) || ',' || substr($8::text, 2), $8::text, attempt_log),
+		first_sent_at = COALESCE(first_sent_at, $9), updated_at = clock_timestamp(), finalized_at = clock_timestamp(),
+		card_outcome = 'approved', card_class = NULL, card_category = NULL, card_mac = NULL,
+		card_cap_reached = false, card_hold = NULL, card_settled_at = clock_timestamp(),
+		response_status = $10, response_body = $11,
+		outcome_at = clock_timestamp(), outcome_status = $3, outcome_reason = NULLIF($12, '')
 	 WHERE id = $1 AND merchant_id = $2 AND status = 'processing' AND outcome_at IS NULL
 	   AND NOT EXISTS (SELECT 1 FROM card_states s
 	        WHERE s.processor_account = COALESCE(NULLIF($6, ''), charges.processor_account)
@@ -396,18 +396,19 @@ func finishArgs(p charge.FinishParams, v finishValues) []any {
 }
 
 // firstOutcome reports whether finishFirstSQL may store p: an outcome that settles its
-// charge with an approved card attempt, and nothing but the charge's row to write.
+// charge with a plain approval (no failure, decline or next reattempt, and an approved
+// attempt with nothing else to record), and nothing but the charge's row to write.
 func firstOutcome(p charge.FinishParams) bool {
-	return p.Charge.Status.Final() && !p.ReleaseKey && !p.Moved && p.Card != nil && p.Card.Outcome == decline.Approved
+	c := p.Charge
+	return c.Status.Final() && !p.ReleaseKey && !p.Moved && c.Failure == nil && len(c.Decline) == 0 && p.Next == nil &&
+		p.Card != nil && *p.Card == charge.CardOutcome{Outcome: decline.Approved}
 }
 
 // firstArgs are finishFirstSQL's arguments for p.
 func firstArgs(p charge.FinishParams, v finishValues) []any {
 	c := p.Charge
 	return []any{c.ID, c.MerchantID, string(c.Status), c.Status.Live(), c.ProcessorRef, c.ProcessorAccount,
-		v.failCode, v.failRetry, v.decline, v.attemptsLogged, v.attempts, v.firstSent, v.nextID, v.nextAt,
-		v.cardOutcome, string(v.card.Class), int(v.card.Category), int(v.card.MAC), v.card.CapReached,
-		string(v.card.Hold), v.status, v.body, p.Reason}
+		v.attemptsLogged, v.attempts, v.firstSent, v.status, v.body, p.Reason}
 }
 
 // Charge implements charge.Store.
