@@ -39,10 +39,8 @@ func ParseKey(s string) (string, error) {
 // Fingerprint identifies a request for the purpose of idempotency: a SHA-256 of the request.
 // Only its first 128 bits (MatchedLen bytes) are compared (Matches): a key's fingerprint is only
 // ever compared with another request of the key's own merchant, and 128 bits make a match by
-// chance impossible in practice. Keys are stored with the whole hash, so that a replica of an
-// earlier release, which compares all of it, reads them; a key stored with its first 128 bits
-// alone matches as well, so that a later release can store half the bytes once every replica
-// compares only those.
+// chance impossible in practice. Keys are stored with those 128 bits alone; a key stored
+// with the whole hash (by a release before the one that compared 128 bits) matches as well.
 type Fingerprint [sha256.Size]byte
 
 // MatchedLen is the number of a fingerprint's first bytes that Matches compares.

@@ -53,7 +53,7 @@ func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error)
 	var created *time.Time
 	b := &pgx.Batch{}
 	b.Queue(cardLockSQL, c.ProcessorAccount, c.Card.Fingerprint)
-	b.Queue(createSQL, c.MerchantID, cr.Key, cr.Fingerprint[:], c.ID, cr.LockFor, c.ProcessorAccount, c.Card.Fingerprint,
+	b.Queue(createSQL, c.MerchantID, cr.Key, cr.Fingerprint[:idempotency.MatchedLen], c.ID, cr.LockFor, c.ProcessorAccount, c.Card.Fingerprint,
 		c.Amount, c.Currency, c.PaymentMethod, c.Customer, c.Reference, string(c.Initiator), string(c.ReattemptMode), meta,
 		c.Card.Network, c.Card.ExpMonth, c.Card.ExpYear)
 	err = tx.send(ctx, b, true, func(br pgx.BatchResults) error {
@@ -325,7 +325,7 @@ func planBatch(q charge.SnapshotQuery, p charge.Plan) (*pgx.Batch, error) {
 	w := p.Writes
 	b := &pgx.Batch{}
 	if w.InsertKey {
-		b.Queue(insertKeySQL, q.MerchantID, q.Key, q.Fingerprint[:], w.KeyCharge, w.LockUntil, p.Now)
+		b.Queue(insertKeySQL, q.MerchantID, q.Key, q.Fingerprint[:idempotency.MatchedLen], w.KeyCharge, w.LockUntil, p.Now)
 	}
 	if w.LockKey {
 		b.Queue(lockKeySQL, q.MerchantID, q.Key, w.LockUntil, w.KeyCharge)
