@@ -18,9 +18,9 @@ var _ charge.Store = (*DB)(nil)
 // createSQL writes a new key with its new charge, on the database clock, if the card has no
 // refusal on record (no card_states row); it returns the clock, or no row when the card has
 // one. The charge's times are the key's creation; the key's lock ends $5 after a reading of
-// the clock taken with it. A key or a live reference that exists makes it fail on a unique index. Its arguments
-// have base types (a domain-typed argument would be sent as text and parsed by the domain's
-// input function at every call); the insert checks the domains.
+// the clock taken with it. A key or a live reference that exists makes it fail on a unique
+// index. Its arguments have base types (a domain-typed argument would be sent as text and
+// parsed by the domain's input function at every call); the insert checks the domains.
 const createSQL = `
 	WITH k AS (
 		INSERT INTO idempotency_keys (merchant_id, key, fingerprint, charge_id, locked_until, created_at)
