@@ -37,14 +37,10 @@ const createSQL = `
 	  FROM k
 	RETURNING created_at`
 
-// Create implements charge.Store: BEGIN, the card's lock, createSQL and COMMIT travel in one
-// round trip.
-func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error) {
+// createOne writes a charge alone: the card's lock and createSQL travel in one round trip,
+// as one transaction.
+func (db *DB) createOne(ctx context.Context, cr charge.Creation, meta []byte) (time.Time, error) {
 	c := cr.Charge
-	meta, err := metadataJSON(c.Metadata)
-	if err != nil {
-		return time.Time{}, err
-	}
 	tx, err := db.pipeline(ctx)
 	if err != nil {
 		return time.Time{}, err

@@ -27,6 +27,7 @@ type DB struct {
 	pool       Executor
 	raw        *pgxpool.Pool // nil when the store runs inside a test transaction
 	firstCheck time.Duration // see Config.FirstCheckAfter
+	creates    *creates      // nil when the store runs inside a test transaction
 }
 
 // DefaultFirstCheckAfter is how long after its outcome became unknown a charge is first
@@ -78,7 +79,9 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 	if fc <= 0 {
 		fc = DefaultFirstCheckAfter
 	}
-	return &DB{pool: pool, raw: pool, firstCheck: fc}, nil
+	db := &DB{pool: pool, raw: pool, firstCheck: fc}
+	db.startCreates(createWorkers)
+	return db, nil
 }
 
 // markedConn is a database connection whose read and write errors are *connIOError.
@@ -105,6 +108,7 @@ func New(e Executor) *DB {
 	db := &DB{pool: e, firstCheck: DefaultFirstCheckAfter}
 	if p, ok := e.(*pgxpool.Pool); ok {
 		db.raw = p
+		db.startCreates(createWorkers)
 	}
 	return db
 }
@@ -115,6 +119,7 @@ func (db *DB) Pool() *pgxpool.Pool { return db.raw }
 
 // Close closes the pool when the store owns one.
 func (db *DB) Close() {
+	db.stopCreates()
 	if db.raw != nil {
 		db.raw.Close()
 	}

@@ -1,5 +1,7 @@
 package store
 
+import "github.com/jackc/pgx/v5/pgxpool"
+
 // Statements are the store's static statements of a charge's life, by name, for the test that
 // prepares each against the schema.
 var Statements = map[string]string{
@@ -10,7 +12,18 @@ var Statements = map[string]string{
 	"insert_charge": insertChargeSQL, "created_event": createdEventSQL, "record_card": recordCardSQL,
 	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL, "claim_sweep": claimSweepSQL,
 	"card_outcome": cardOutcomeSQL, "charge_card_lock": chargeCardLockSQL, "event": eventSQL, "insert_check": insertCheckSQL,
+	"create_group_locks": createGroupLocksSQL, "create_group": createGroupSQL,
 }
+
+// NewGrouping is New on a pool with the given number of workers grouping its creates.
+func NewGrouping(pool *pgxpool.Pool, workers int) *DB {
+	db := &DB{pool: pool, raw: pool, firstCheck: DefaultFirstCheckAfter}
+	db.startCreates(workers)
+	return db
+}
+
+// WaitingCreates is how many creates no worker has taken yet.
+func (db *DB) WaitingCreates() int { return int(db.creates.waiting.Load()) }
 
 // StandingSQL reads where a charge stands when a check is recorded, for the test of its plan.
 const StandingSQL = standingSQL
@@ -23,3 +36,6 @@ var (
 	EncodeAnswer   = encodeAnswer
 	DecodeAnswer   = decodeAnswer
 )
+
+// StopGrouping stops the workers that group db's creates, leaving its pool open.
+func (db *DB) StopGrouping() { db.stopCreates() }
