@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,17 +11,6 @@ import (
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
-)
-
-// Creates that arrive together are written together: a group of new charges takes its cards'
-// locks and writes its keys and charges in one transaction of two statements, so that
-// PostgreSQL starts each statement and flushes each commit once per group, not once per
-// charge. A group forms only from creates that wait: createWorkers workers each take the
-// next create and whatever else waits at that moment, so that a create that finds a worker
-// free is written at once, alone, with createSQL.
-const (
-	createWorkers  = 2
-	maxCreateGroup = 32
 )
 
 // createGroupLocksSQL takes the locks of a group's cards, in the order of their hashes, so
@@ -84,29 +71,6 @@ type created struct {
 	err error
 }
 
-// creates hands waiting creates to the workers.
-type creates struct {
-	queue    chan *creating // unbuffered: the creates that wait are the senders blocked on it
-	waiting  atomic.Int32   // creates no worker has taken yet
-	stop     chan struct{}
-	stopOnce sync.Once
-}
-
-// startCreates starts the workers that group db's creates.
-func (db *DB) startCreates(workers int) {
-	db.creates = &creates{queue: make(chan *creating), stop: make(chan struct{})}
-	for range workers {
-		go db.createWorker()
-	}
-}
-
-// stopCreates stops the workers; creates that come later are written alone.
-func (db *DB) stopCreates() {
-	if c := db.creates; c != nil {
-		c.stopOnce.Do(func() { close(c.stop) })
-	}
-}
-
 // Create implements charge.Store: the charge is written with the creates that wait with it,
 // or alone (createOne) when none does.
 func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error) {
@@ -114,21 +78,14 @@ func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error)
 	if err != nil {
 		return time.Time{}, err
 	}
-	c := db.creates
-	if c == nil {
+	if db.creates == nil {
 		return db.createOne(ctx, cr, meta)
 	}
 	w := &creating{ctx: ctx, cr: cr, meta: meta, done: make(chan created, 1)}
-	c.waiting.Add(1)
-	select {
-	case c.queue <- w:
-		c.waiting.Add(-1)
-	case <-c.stop:
-		c.waiting.Add(-1)
+	if handed, err := db.creates.hand(ctx, w); err != nil {
+		return time.Time{}, err
+	} else if !handed {
 		return db.createOne(ctx, cr, meta)
-	case <-ctx.Done():
-		c.waiting.Add(-1)
-		return time.Time{}, ctx.Err()
 	}
 	select {
 	case r := <-w.done:
@@ -137,32 +94,6 @@ func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error)
 		// As when a lone create is cancelled: whether the charge was written is unknown
 		// to the caller; its key answers a retry.
 		return time.Time{}, ctx.Err()
-	}
-}
-
-// createWorker writes groups of the creates that wait until the store stops.
-func (db *DB) createWorker() {
-	c := db.creates
-	group := make([]*creating, 0, maxCreateGroup)
-	for {
-		var first *creating
-		select {
-		case first = <-c.queue:
-		case <-c.stop:
-			return
-		}
-		group = append(group[:0], first)
-	drain:
-		for len(group) < maxCreateGroup {
-			select {
-			case w := <-c.queue:
-				group = append(group, w)
-			default:
-				break drain
-			}
-		}
-		db.createGroup(group)
-		clear(group)
 	}
 }
 
@@ -188,7 +119,11 @@ func (db *DB) createGroup(group []*creating) {
 		w.done <- created{at: at, err: err}
 		return
 	}
-	ctx, cancel := groupContext(live)
+	ctxs := make([]context.Context, len(live))
+	for i, w := range live {
+		ctxs[i] = w.ctx
+	}
+	ctx, cancel := groupContext(ctxs)
 	defer cancel()
 	ats, err := db.createMany(ctx, live)
 	var pgErr *pgconn.PgError
@@ -215,22 +150,6 @@ func (db *DB) createGroup(group []*creating) {
 			w.done <- created{at: at}
 		}
 	}
-}
-
-// groupContext is the context a group is written in: none of its members' cancellations,
-// and the latest of their deadlines (none when a member has none).
-func groupContext(group []*creating) (context.Context, context.CancelFunc) {
-	var latest time.Time
-	for _, w := range group {
-		d, ok := w.ctx.Deadline()
-		if !ok {
-			return context.WithCancel(context.WithoutCancel(group[0].ctx))
-		}
-		if d.After(latest) {
-			latest = d
-		}
-	}
-	return context.WithDeadline(context.WithoutCancel(group[0].ctx), latest)
 }
 
 // createMany runs createGroupLocksSQL and createGroupSQL as one transaction and returns the

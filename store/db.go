@@ -25,9 +25,9 @@ type Executor interface {
 // DB is paygate's store on a PostgreSQL connection pool.
 type DB struct {
 	pool       Executor
-	raw        *pgxpool.Pool // nil when the store runs inside a test transaction
-	firstCheck time.Duration // see Config.FirstCheckAfter
-	creates    *creates      // nil when the store runs inside a test transaction
+	raw        *pgxpool.Pool       // nil when the store runs inside a test transaction
+	firstCheck time.Duration       // see Config.FirstCheckAfter
+	creates    *grouper[*creating] // nil when the store runs inside a test transaction
 }
 
 // DefaultFirstCheckAfter is how long after its outcome became unknown a charge is first
@@ -80,7 +80,7 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 		fc = DefaultFirstCheckAfter
 	}
 	db := &DB{pool: pool, raw: pool, firstCheck: fc}
-	db.startCreates(createWorkers)
+	db.startGroups(groupWorkers)
 	return db, nil
 }
 
@@ -108,7 +108,7 @@ func New(e Executor) *DB {
 	db := &DB{pool: e, firstCheck: DefaultFirstCheckAfter}
 	if p, ok := e.(*pgxpool.Pool); ok {
 		db.raw = p
-		db.startCreates(createWorkers)
+		db.startGroups(groupWorkers)
 	}
 	return db
 }
@@ -119,7 +119,7 @@ func (db *DB) Pool() *pgxpool.Pool { return db.raw }
 
 // Close closes the pool when the store owns one.
 func (db *DB) Close() {
-	db.stopCreates()
+	db.stopGroups()
 	if db.raw != nil {
 		db.raw.Close()
 	}

@@ -15,10 +15,10 @@ var Statements = map[string]string{
 	"create_group_locks": createGroupLocksSQL, "create_group": createGroupSQL,
 }
 
-// NewGrouping is New on a pool with the given number of workers grouping its creates.
+// NewGrouping is New on a pool with the given number of workers grouping its statements.
 func NewGrouping(pool *pgxpool.Pool, workers int) *DB {
 	db := &DB{pool: pool, raw: pool, firstCheck: DefaultFirstCheckAfter}
-	db.startCreates(workers)
+	db.startGroups(workers)
 	return db
 }
 
@@ -38,4 +38,4 @@ var (
 )
 
 // StopGrouping stops the workers that group db's creates, leaving its pool open.
-func (db *DB) StopGrouping() { db.stopCreates() }
+func (db *DB) StopGrouping() { db.stopGroups() }
