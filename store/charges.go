@@ -201,8 +201,9 @@ const finishSQL = finishHeadSQL + `,
 	)
 	SELECT EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM cur)`
 
-// FinishCharge implements charge.Store: one statement (finishFirstSQL, else
-// finishSettledSQL, for the common outcome; finishSQL for the rest), or for a refusal the
+// FinishCharge implements charge.Store: one statement (finishFirstSQL, with the plain
+// approvals that wait with it, else finishSettledSQL, for the common outcome; finishSQL for
+// the rest), or for a refusal the
 // card's lock and the statement in one round trip, and for a charge that enters review
 // (p.Review) the statement and its review in one transaction.
 func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
@@ -245,13 +246,10 @@ func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	} else {
 		err = db.statement(ctx, func(q querier) error {
 			if firstOutcome(p) {
-				tag, err := q.Exec(ctx, finishFirstSQL, firstArgs(p, v)...)
-				if err != nil {
+				applied, err := db.finishFirst(ctx, q, p, v)
+				if err != nil || applied {
+					updated, found = applied, applied
 					return err
-				}
-				if tag.RowsAffected() == 1 {
-					updated, found = true, true
-					return nil
 				}
 			}
 			sql, args := finishStatement(p, v, db.firstCheck)

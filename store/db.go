@@ -25,9 +25,10 @@ type Executor interface {
 // DB is paygate's store on a PostgreSQL connection pool.
 type DB struct {
 	pool       Executor
-	raw        *pgxpool.Pool       // nil when the store runs inside a test transaction
-	firstCheck time.Duration       // see Config.FirstCheckAfter
-	creates    *grouper[*creating] // nil when the store runs inside a test transaction
+	raw        *pgxpool.Pool        // nil when the store runs inside a test transaction
+	firstCheck time.Duration        // see Config.FirstCheckAfter
+	creates    *grouper[*creating]  // nil when the store runs inside a test transaction
+	finishes   *grouper[*finishing] // as creates
 }
 
 // DefaultFirstCheckAfter is how long after its outcome became unknown a charge is first

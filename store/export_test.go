@@ -12,7 +12,8 @@ var Statements = map[string]string{
 	"insert_charge": insertChargeSQL, "created_event": createdEventSQL, "record_card": recordCardSQL,
 	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL, "claim_sweep": claimSweepSQL,
 	"card_outcome": cardOutcomeSQL, "charge_card_lock": chargeCardLockSQL, "event": eventSQL, "insert_check": insertCheckSQL,
-	"create_group_locks": createGroupLocksSQL, "create_group": createGroupSQL,
+	"create_group_locks": createGroupLocksSQL, "create_group": createGroupSQL, "generic_plan": genericPlanSQL,
+	"finish_first_group": finishFirstGroupSQL,
 }
 
 // NewGrouping is New on a pool with the given number of workers grouping its statements.
@@ -24,6 +25,9 @@ func NewGrouping(pool *pgxpool.Pool, workers int) *DB {
 
 // WaitingCreates is how many creates no worker has taken yet.
 func (db *DB) WaitingCreates() int { return int(db.creates.waiting.Load()) }
+
+// WaitingFinishes is how many plain approvals no worker has taken yet.
+func (db *DB) WaitingFinishes() int { return int(db.finishes.waiting.Load()) }
 
 // StandingSQL reads where a charge stands when a check is recorded, for the test of its plan.
 const StandingSQL = standingSQL
@@ -37,5 +41,5 @@ var (
 	DecodeAnswer   = decodeAnswer
 )
 
-// StopGrouping stops the workers that group db's creates, leaving its pool open.
+// StopGrouping stops the workers that group db's creates and finishes, leaving its pool open.
 func (db *DB) StopGrouping() { db.stopGroups() }
