@@ -88,7 +88,7 @@ func createGrouped(t *testing.T, db *store.DB, merchant string, creations []char
 	return errs
 }
 
-// Creates that wait while the workers are busy are written together, in one transaction, and
+// Creates that wait while the worker is busy are written together, in one transaction, and
 // each has the result it has alone: a new key on a clean card is written with its charge; a
 // key that exists, a card with a refusal on record or a live reference writes nothing, and
 // the create is not applied (the request then reads its snapshot).

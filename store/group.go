@@ -7,13 +7,16 @@ import (
 	"time"
 )
 
-// Statements that arrive together are run together. A create that finds a worker free runs
-// at once, alone. Those that arrive while the workers are busy wait, and
-// the next free worker takes all that wait, up to maxGroup, and runs them as one statement
-// in one transaction: PostgreSQL then starts the statement and flushes the commit once per
-// group, not once per charge. No call waits for a group to fill.
+// Statements that arrive together are run together. A create (or a plain approval) that
+// finds its worker free runs at once, alone. Those that arrive while the worker is busy
+// wait, and when it is free it takes all that wait, up to maxGroup, and runs them as one
+// statement in one transaction: PostgreSQL then starts the statement and flushes the commit
+// once per group, not once per charge. No call waits for a group to fill, and none waits for
+// more than the group before it. One worker per kind of statement makes the largest groups:
+// on two cores, a second worker made smaller groups, more commits and fewer charges a
+// second (docs/performance.md).
 const (
-	groupWorkers = 2
+	groupWorkers = 1
 	maxGroup     = 32
 )
 
@@ -97,12 +100,14 @@ func groupContext(ctxs []context.Context) (context.Context, context.CancelFunc) 
 	return context.WithDeadline(context.WithoutCancel(ctxs[0]), latest)
 }
 
-// startGroups starts the workers that group db's creates.
+// startGroups starts the workers that group db's creates and its plain approvals.
 func (db *DB) startGroups(workers int) {
 	db.creates = startGrouper(workers, db.createGroup)
+	db.finishes = startGrouper(workers, db.finishGroup)
 }
 
 // stopGroups stops them.
 func (db *DB) stopGroups() {
 	db.creates.close()
+	db.finishes.close()
 }
