@@ -10,7 +10,10 @@ import (
 
 // CompleterConfig tunes the completer.
 type CompleterConfig struct {
-	// Every is how often the completer looks for charges left mid-flight (default 10 s).
+	// Every is how often the completer looks for charges left mid-flight (default 1 s). A
+	// look reads the keys whose lock ended since the last one, so the interval sets how the
+	// same reads are spread: every 10 s at 1 000 charges a second, one look read 10 000
+	// keys with their charges and took both cores for 50 ms.
 	Every time.Duration
 	// Idle is how long a charge must have stayed processing, its key's lock expired,
 	// before the completer takes it over (default 1 min).
@@ -23,7 +26,7 @@ type CompleterConfig struct {
 
 func (c CompleterConfig) withDefaults() CompleterConfig {
 	if c.Every <= 0 {
-		c.Every = 10 * time.Second
+		c.Every = time.Second
 	}
 	if c.Idle <= 0 {
 		c.Idle = time.Minute

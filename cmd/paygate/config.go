@@ -139,7 +139,7 @@ func defaults(getenv func(string) string) config {
 		ShutdownTimeout:   15 * time.Second,
 		DBMaxConns:        32,
 		CompleterIdle:     time.Minute,
-		CompleterInterval: 10 * time.Second,
+		CompleterInterval: time.Second,
 		KeyLockMargin:     15 * time.Second,
 		AccountRefresh:    30 * time.Second,
 		AccountFresh:      2 * time.Second,
