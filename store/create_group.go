@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +66,16 @@ type creating struct {
 	done chan created // buffered: the worker never waits for the caller
 }
 
+// creatingPool keeps the creates whose result was received, for the next ones: a create
+// given up on is left to the collector, since its worker may still answer it.
+var creatingPool = sync.Pool{New: func() any { return &creating{done: make(chan created, 1)} }}
+
+// release returns w to creatingPool; its worker has answered, or never had it.
+func (w *creating) release() {
+	*w = creating{done: w.done}
+	creatingPool.Put(w)
+}
+
 // created is a create's result.
 type created struct {
 	at  time.Time
@@ -81,14 +92,18 @@ func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error)
 	if db.creates == nil {
 		return db.createOne(ctx, cr, meta)
 	}
-	w := &creating{ctx: ctx, cr: cr, meta: meta, done: make(chan created, 1)}
-	if handed, err := db.creates.hand(ctx, w); err != nil {
-		return time.Time{}, err
-	} else if !handed {
+	w := creatingPool.Get().(*creating)
+	w.ctx, w.cr, w.meta = ctx, cr, meta
+	if handed, err := db.creates.hand(ctx, w); err != nil || !handed {
+		w.release()
+		if err != nil {
+			return time.Time{}, err
+		}
 		return db.createOne(ctx, cr, meta)
 	}
 	select {
 	case r := <-w.done:
+		w.release()
 		return r.at, r.err
 	case <-ctx.Done():
 		// As when a lone create is cancelled: whether the charge was written is unknown

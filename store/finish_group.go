@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,6 +51,16 @@ type finishing struct {
 	done chan finished // buffered: the worker never waits for the caller
 }
 
+// finishingPool keeps the approvals whose result was received, for the next ones: one given
+// up on is left to the collector, since its worker may still answer it.
+var finishingPool = sync.Pool{New: func() any { return &finishing{done: make(chan finished, 1)} }}
+
+// release returns w to finishingPool; its worker has answered, or never had it.
+func (w *finishing) release() {
+	*w = finishing{done: w.done}
+	finishingPool.Put(w)
+}
+
 // finished is what a group did with a plain approval.
 type finished struct {
 	applied bool  // the charge's row holds the outcome
@@ -63,14 +74,19 @@ type finished struct {
 // caller stores the outcome by the general statements.
 func (db *DB) finishFirst(ctx context.Context, q querier, p charge.FinishParams, v finishValues) (bool, error) {
 	if db.finishes != nil {
-		w := &finishing{ctx: ctx, p: p, v: v, done: make(chan finished, 1)}
+		w := finishingPool.Get().(*finishing)
+		w.ctx, w.p, w.v = ctx, p, v
 		handed, err := db.finishes.hand(ctx, w)
+		if err != nil || !handed {
+			w.release()
+		}
 		if err != nil {
 			return false, err
 		}
 		if handed {
 			select {
 			case r := <-w.done:
+				w.release()
 				if !r.alone {
 					return r.applied, r.err
 				}
