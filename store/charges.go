@@ -138,23 +138,36 @@ const finishHeadSQL = `
 // where an approval has nothing to say (no failure, decline, class or hold), so that it
 // evaluates no branch of finishSet's and binds half its arguments. It changes no row when
 // its conditions do not hold, and the caller runs finishSettledSQL. Its arguments are
-// firstArgs'.
-const finishFirstSQL = `
-	UPDATE charges SET status = $3::text, live = $4, processor_ref = COALESCE(NULLIF($5, ''), processor_ref),
-		processor_account = COALESCE(NULLIF($6, ''), processor_account), failure_code = NULL,
-		failure_retryable = NULL, decline = NULL, attempts = attempts + $7,
+// firstArgs'; its one row of values is folded into the update by the planner, and
+// finishFirstGroupSQL is the same update for many charges.
+const finishFirstSQL = finishFirstSetSQL + `(VALUES ($1::text, $2::text, $3::text, $4::bool, $5::text, $6::text, $7::int,
+		$8::text, $9::timestamptz, $10::int, $11::bytea, $12::text))
+		AS v(id, merchant_id, status, live, ref, account, logged, log, first_sent, answer_status, answer, reason)` +
+	finishFirstWhereSQL
+
+// finishFirstSetSQL and finishFirstWhereSQL are a plain approval's update of its charge's
+// row, c, from a row of values, v, that finishFirstSQL and finishFirstGroupSQL name between
+// them.
+const (
+	finishFirstSetSQL = `
+	UPDATE charges c SET status = v.status, live = v.live, processor_ref = COALESCE(NULLIF(v.ref, ''), c.processor_ref),
+		processor_account = COALESCE(NULLIF(v.account, ''), c.processor_account), failure_code = NULL,
+		failure_retryable = NULL, decline = NULL, attempts = c.attempts + v.logged,
 		-- Appended as text, as finishSet does.
-		attempt_log = COALESCE(left(attempt_log, -1) || ',' || substr($8::text, 2), $8::text, attempt_log),
-		first_sent_at = COALESCE(first_sent_at, $9), updated_at = clock_timestamp(), finalized_at = clock_timestamp(),
-		card_outcome = 'approved', card_class = NULL, card_category = NULL, card_mac = NULL,
-		card_cap_reached = false, card_hold = NULL, card_settled_at = clock_timestamp(),
-		response_status = $10, response_body = $11,
-		outcome_at = clock_timestamp(), outcome_status = $3, outcome_reason = NULLIF($12, '')
-	 WHERE id = $1 AND merchant_id = $2 AND status = 'processing' AND outcome_at IS NULL
+		attempt_log = COALESCE(left(c.attempt_log, -1) || ',' || substr(v.log, 2), v.log, c.attempt_log),
+		first_sent_at = COALESCE(c.first_sent_at, v.first_sent), updated_at = clock_timestamp(),
+		finalized_at = clock_timestamp(), card_outcome = 'approved', card_class = NULL, card_category = NULL,
+		card_mac = NULL, card_cap_reached = false, card_hold = NULL, card_settled_at = clock_timestamp(),
+		response_status = v.answer_status, response_body = v.answer,
+		outcome_at = clock_timestamp(), outcome_status = v.status, outcome_reason = NULLIF(v.reason, '')
+	  FROM `
+	finishFirstWhereSQL = `
+	 WHERE c.id = v.id AND c.merchant_id = v.merchant_id AND c.status = 'processing' AND c.outcome_at IS NULL
 	   AND NOT EXISTS (SELECT 1 FROM card_states s
-	        WHERE s.processor_account = COALESCE(NULLIF($6, ''), charges.processor_account)
-	          AND s.fingerprint = charges.card_fingerprint
-	          AND (s.through_at, s.through_charge) >= (charges.card_at, charges.id))`
+	        WHERE s.processor_account = COALESCE(NULLIF(v.account, ''), c.processor_account)
+	          AND s.fingerprint = c.card_fingerprint
+	          AND (s.through_at, s.through_charge) >= (c.card_at, c.id))`
+)
 
 // finishSettledSQL stores the outcome of a run that settled its charge and puts no refusal on
 // its card (the common case: an approval), in one statement; the card's state learns of an
@@ -203,9 +216,8 @@ const finishSQL = finishHeadSQL + `,
 
 // FinishCharge implements charge.Store: one statement (finishFirstSQL, with the plain
 // approvals that wait with it, else finishSettledSQL, for the common outcome; finishSQL for
-// the rest), or for a refusal the
-// card's lock and the statement in one round trip, and for a charge that enters review
-// (p.Review) the statement and its review in one transaction.
+// the rest), or for a refusal the card's lock and the statement in one round trip, and for a
+// charge that enters review (p.Review) the statement and its review in one transaction.
 func (db *DB) FinishCharge(ctx context.Context, p charge.FinishParams) error {
 	v := finishValuesOf(p)
 	var updated, found bool

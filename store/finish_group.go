@@ -22,25 +22,10 @@ const genericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan
 // array per charge. It updates the charges whose conditions hold, as finishFirstSQL does
 // for one, and returns their ids; the caller stores the others' outcomes by the general
 // statements.
-const finishFirstGroupSQL = `
-	UPDATE charges c SET status = v.status, live = v.live, processor_ref = COALESCE(NULLIF(v.ref, ''), c.processor_ref),
-		processor_account = COALESCE(NULLIF(v.account, ''), c.processor_account), failure_code = NULL,
-		failure_retryable = NULL, decline = NULL, attempts = c.attempts + v.logged,
-		-- Appended as text, as finishSet does.
-		attempt_log = COALESCE(left(c.attempt_log, -1) || ',' || substr(v.log, 2), v.log, c.attempt_log),
-		first_sent_at = COALESCE(c.first_sent_at, v.first_sent), updated_at = clock_timestamp(),
-		finalized_at = clock_timestamp(), card_outcome = 'approved', card_class = NULL, card_category = NULL,
-		card_mac = NULL, card_cap_reached = false, card_hold = NULL, card_settled_at = clock_timestamp(),
-		response_status = v.answer_status, response_body = v.answer,
-		outcome_at = clock_timestamp(), outcome_status = v.status, outcome_reason = NULLIF(v.reason, '')
-	  FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::text[], $6::text[], $7::int[], $8::text[],
-			$9::timestamptz[], $10::int[], $11::bytea[], $12::text[])
-		AS v(id, merchant_id, status, live, ref, account, logged, log, first_sent, answer_status, answer, reason)
-	 WHERE c.id = v.id AND c.merchant_id = v.merchant_id AND c.status = 'processing' AND c.outcome_at IS NULL
-	   AND NOT EXISTS (SELECT 1 FROM card_states s
-	        WHERE s.processor_account = COALESCE(NULLIF(v.account, ''), c.processor_account)
-	          AND s.fingerprint = c.card_fingerprint
-	          AND (s.through_at, s.through_charge) >= (c.card_at, c.id))
+const finishFirstGroupSQL = finishFirstSetSQL + `unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::text[],
+		$6::text[], $7::int[], $8::text[], $9::timestamptz[], $10::int[], $11::bytea[], $12::text[])
+		AS v(id, merchant_id, status, live, ref, account, logged, log, first_sent, answer_status, answer, reason)` +
+	finishFirstWhereSQL + `
 	RETURNING c.id`
 
 // finishing is a plain approval waiting for its group.
@@ -69,9 +54,10 @@ type finished struct {
 }
 
 // finishFirst stores a plain approval (firstOutcome) with those that wait with it, or alone
-// on q when none does (or when the store runs inside a test transaction). It reports whether the charge's row now holds it; when it does not, the
-// charge had moved on (another outcome, a card state that folded its attempt) and the
-// caller stores the outcome by the general statements.
+// on q when none does (or when the store runs inside a test transaction). It reports
+// whether the charge's row now holds it; when it does not, the charge had moved on (another
+// outcome, a card state that folded its attempt) and the caller stores the outcome by the
+// general statements.
 func (db *DB) finishFirst(ctx context.Context, q querier, p charge.FinishParams, v finishValues) (bool, error) {
 	if db.finishes != nil {
 		w := finishingPool.Get().(*finishing)
