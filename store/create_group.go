@@ -117,55 +117,40 @@ func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error)
 // the result a lone create has. Any other failure leaves the group's commit unknown, and
 // each member gets the error, as a lone create would.
 func (db *DB) createGroup(group []*creating) {
-	live := group[:0:0]
-	for _, w := range group {
-		if err := w.ctx.Err(); err != nil {
-			w.done <- created{err: err}
-			continue
-		}
-		live = append(live, w)
-	}
-	switch len(live) {
-	case 0:
-		return
-	case 1:
-		w := live[0]
-		at, err := db.createOne(w.ctx, w.cr, w.meta)
-		w.done <- created{at: at, err: err}
-		return
-	}
-	ctxs := make([]context.Context, len(live))
-	for i, w := range live {
-		ctxs[i] = w.ctx
-	}
-	ctx, cancel := groupContext(ctxs)
-	defer cancel()
-	ats, err := db.createMany(ctx, live)
-	var pgErr *pgconn.PgError
-	switch {
-	case errors.As(err, &pgErr):
-		for _, w := range live {
-			go func() {
-				at, err := db.createOne(w.ctx, w.cr, w.meta)
-				w.done <- created{at: at, err: err}
-			}()
-		}
-	case err != nil:
-		err = fmt.Errorf("store: create charge: %w", interpretError(err))
-		for _, w := range live {
-			w.done <- created{err: err}
-		}
-	default:
-		for _, w := range live {
-			at, ok := ats[w.cr.Charge.ID]
-			if !ok {
-				w.done <- created{err: charge.ErrNotApplied}
-				continue
+	runGroup(group, db.createAlone, func(ctx context.Context, live []*creating) {
+		ats, err := db.createMany(ctx, live)
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.As(err, &pgErr):
+			for _, w := range live {
+				go db.createAlone(w)
 			}
-			w.done <- created{at: at}
+		case err != nil:
+			err = fmt.Errorf("store: create charge: %w", interpretError(err))
+			for _, w := range live {
+				w.fail(err)
+			}
+		default:
+			for _, w := range live {
+				at, ok := ats[w.cr.Charge.ID]
+				if !ok {
+					w.fail(charge.ErrNotApplied)
+					continue
+				}
+				w.done <- created{at: at}
+			}
 		}
-	}
+	})
 }
+
+// createAlone creates w's charge alone and gives w the result.
+func (db *DB) createAlone(w *creating) {
+	at, err := db.createOne(w.ctx, w.cr, w.meta)
+	w.done <- created{at: at, err: err}
+}
+
+func (w *creating) callCtx() context.Context { return w.ctx }
+func (w *creating) fail(err error)           { w.done <- created{err: err} }
 
 // createMany runs createGroupLocksSQL and createGroupSQL as one transaction and returns the
 // creation of each charge it wrote, by id.

@@ -100,43 +100,28 @@ func finishFirstAlone(ctx context.Context, q querier, p charge.FinishParams, v f
 // store their outcomes alone. Any other failure leaves the group's commit unknown, and each
 // member gets the error, as a lone finish would.
 func (db *DB) finishGroup(group []*finishing) {
-	live := group[:0:0]
-	for _, w := range group {
-		if err := w.ctx.Err(); err != nil {
-			w.done <- finished{err: err}
-			continue
-		}
-		live = append(live, w)
-	}
-	switch len(live) {
-	case 0:
-		return
-	case 1:
-		w := live[0]
+	runGroup(group, func(w *finishing) {
 		applied, err := finishFirstAlone(w.ctx, db.pool, w.p, w.v)
 		w.done <- finished{applied: applied, err: err}
-		return
-	}
-	ctxs := make([]context.Context, len(live))
-	for i, w := range live {
-		ctxs[i] = w.ctx
-	}
-	ctx, cancel := groupContext(ctxs)
-	defer cancel()
-	applied, err := db.finishMany(ctx, live)
-	var pgErr *pgconn.PgError
-	for _, w := range live {
-		switch {
-		case errors.As(err, &pgErr):
-			w.done <- finished{alone: true}
-		case err != nil:
-			w.done <- finished{err: err}
-		default:
-			_, ok := applied[w.p.Charge.ID]
-			w.done <- finished{applied: ok}
+	}, func(ctx context.Context, live []*finishing) {
+		applied, err := db.finishMany(ctx, live)
+		var pgErr *pgconn.PgError
+		for _, w := range live {
+			switch {
+			case errors.As(err, &pgErr):
+				w.done <- finished{alone: true}
+			case err != nil:
+				w.fail(err)
+			default:
+				_, ok := applied[w.p.Charge.ID]
+				w.done <- finished{applied: ok}
+			}
 		}
-	}
+	})
 }
+
+func (w *finishing) callCtx() context.Context { return w.ctx }
+func (w *finishing) fail(err error)           { w.done <- finished{err: err} }
 
 // finishMany runs finishFirstGroupSQL for group as one transaction and returns the ids of
 // the charges it updated.

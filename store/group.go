@@ -84,6 +84,42 @@ func (g *grouper[T]) close() {
 	}
 }
 
+// member is a call that a group runs.
+type member interface {
+	// callCtx is the call's context.
+	callCtx() context.Context
+	// fail gives the call err as its result.
+	fail(err error)
+}
+
+// runGroup runs a group that a worker took: a member whose context ended gets its error; a
+// member left alone runs by one; members left together run by many, in groupContext of
+// theirs.
+func runGroup[T member](group []T, one func(T), many func(ctx context.Context, live []T)) {
+	live := group[:0:0]
+	for _, w := range group {
+		if err := w.callCtx().Err(); err != nil {
+			w.fail(err)
+			continue
+		}
+		live = append(live, w)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		one(live[0])
+		return
+	}
+	ctxs := make([]context.Context, len(live))
+	for i, w := range live {
+		ctxs[i] = w.callCtx()
+	}
+	ctx, cancel := groupContext(ctxs)
+	defer cancel()
+	many(ctx, live)
+}
+
 // groupContext is the context a group runs in: none of its members' cancellations, and the
 // latest of their deadlines (none when a member has none).
 func groupContext(ctxs []context.Context) (context.Context, context.CancelFunc) {
