@@ -67,22 +67,35 @@ func createGrouped(t *testing.T, db *store.DB, merchant string, creations []char
 		blocker <- err
 	}()
 	until(t, "the worker waits for the held card", func() bool { return cardLocked(t, blockFP) })
-	errs := make([]error, len(creations))
-	done := make(chan int, len(creations))
-	for i, cr := range creations {
+	return whileHeld(t, len(creations), db.WaitingCreates, func(i int) error {
+		_, err := db.Create(ctx, creations[i])
+		return err
+	}, func() {
+		if err := hold.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-blocker; err != nil {
+			t.Fatalf("the blocking create: %v", err)
+		}
+	})
+}
+
+// whileHeld starts call(0) to call(n-1) while the store's worker is held, waits until
+// waiting counts all n as waiting, then runs release, which lets the worker go, and returns
+// each call's error once all have returned.
+func whileHeld(t *testing.T, n int, waiting func() int, call func(i int) error, release func()) []error {
+	t.Helper()
+	errs := make([]error, n)
+	done := make(chan struct{}, n)
+	for i := range n {
 		go func() {
-			_, errs[i] = db.Create(ctx, cr)
-			done <- i
+			errs[i] = call(i)
+			done <- struct{}{}
 		}()
 	}
-	until(t, "every creation waits", func() bool { return db.WaitingCreates() == len(creations) })
-	if err := hold.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-blocker; err != nil {
-		t.Fatalf("the blocking create: %v", err)
-	}
-	for range creations {
+	until(t, "every call waits", func() bool { return waiting() == n })
+	release()
+	for range n {
 		<-done
 	}
 	return errs

@@ -59,25 +59,14 @@ func finishGrouped(t *testing.T, db *store.DB, blocker charge.Charge, ps []charg
 			holder).Scan(&waits)
 		return err == nil && waits
 	})
-	errs := make([]error, len(ps))
-	done := make(chan struct{}, len(ps))
-	for i, p := range ps {
-		go func() {
-			errs[i] = db.FinishCharge(ctx, p)
-			done <- struct{}{}
-		}()
-	}
-	until(t, "every finish waits", func() bool { return db.WaitingFinishes() == len(ps) })
-	if err := hold.Rollback(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-blocked; err != nil {
-		t.Fatalf("the blocking finish: %v", err)
-	}
-	for range ps {
-		<-done
-	}
-	return errs
+	return whileHeld(t, len(ps), db.WaitingFinishes, func(i int) error { return db.FinishCharge(ctx, ps[i]) }, func() {
+		if err := hold.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-blocked; err != nil {
+			t.Fatalf("the blocking finish: %v", err)
+		}
+	})
 }
 
 // Plain approvals that wait while the worker is busy are stored together, by one statement
