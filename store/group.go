@@ -11,8 +11,8 @@ import (
 // finds its worker free runs at once, alone. Those that arrive while the worker is busy
 // wait, and when it is free it takes all that wait, up to maxGroup, and runs them as one
 // statement in one transaction: PostgreSQL then starts the statement and flushes the commit
-// once per group, not once per charge. No call waits for a group to fill, and none waits for
-// more than the group before it. One worker per kind of statement makes the largest groups:
+// once per group, not once per charge. No call waits for a group to fill: one that waits,
+// waits for the group being run (and, past maxGroup waiting, the groups ahead). One worker per kind of statement makes the largest groups:
 // on two cores, a second worker made smaller groups, more commits and fewer charges a
 // second (docs/performance.md).
 const (
