@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paygate/paygate/charge"
 	"github.com/paygate/paygate/idempotency"
@@ -20,6 +21,18 @@ func groupCreation(merchant, key, fp, ref string) charge.Creation {
 	c.Card, c.Chain, c.Status, c.IdempotencyKey = &charge.Card{Fingerprint: fp, Network: "visa", ExpMonth: 12, ExpYear: 2034},
 		c.ID, charge.StatusProcessing, key
 	return charge.Creation{Charge: &c, Key: key, Fingerprint: idempotency.Fingerprint{4, 2}, LockFor: time.Minute}
+}
+
+// groupingStore returns the shared pool, a store on it whose one worker groups its statements,
+// and a new merchant of that store whose id starts with prefix.
+func groupingStore(t *testing.T, prefix string) (*pgxpool.Pool, *store.DB, string) {
+	t.Helper()
+	pool := dbtest.Pool(t)
+	db := store.NewGrouping(pool, 1)
+	t.Cleanup(db.StopGrouping)
+	merchant := prefix + charge.NewID()
+	newMerchant(t, db, merchant)
+	return pool, db, merchant
 }
 
 // cardLocked reports whether a transaction waits for the lock of card fp at acct_1.
@@ -107,11 +120,7 @@ func whileHeld(t *testing.T, n int, waiting func() int, call func(i int) error, 
 // the create is not applied (the request then reads its snapshot).
 func TestWaitingCreatesAreWrittenTogether(t *testing.T) {
 	ctx := context.Background()
-	pool := dbtest.Pool(t)
-	db := store.NewGrouping(pool, 1)
-	t.Cleanup(db.StopGrouping)
-	merchant := "m-group-" + charge.NewID()
-	newMerchant(t, db, merchant)
+	pool, db, merchant := groupingStore(t, "m-group-")
 	for _, cr := range []charge.Creation{groupCreation(merchant, "k-existing", "fp_g1", ""), groupCreation(merchant, "k-ref", "fp_g2", "ref-live")} {
 		if _, err := db.Create(ctx, cr); err != nil {
 			t.Fatalf("a lone create: %v", err)
@@ -188,11 +197,7 @@ func TestWaitingCreatesAreWrittenTogether(t *testing.T) {
 // are created one by one: one of them writes the key, the other is not applied.
 func TestGroupSharingAKeyIsCreatedOneByOne(t *testing.T) {
 	ctx := context.Background()
-	pool := dbtest.Pool(t)
-	db := store.NewGrouping(pool, 1)
-	t.Cleanup(db.StopGrouping)
-	merchant := "m-group-" + charge.NewID()
-	newMerchant(t, db, merchant)
+	pool, db, merchant := groupingStore(t, "m-group-")
 	creations := []charge.Creation{
 		groupCreation(merchant, "k-shared", "fp_s1", ""),
 		groupCreation(merchant, "k-shared", "fp_s2", ""),

@@ -75,11 +75,7 @@ func finishGrouped(t *testing.T, db *store.DB, blocker charge.Charge, ps []charg
 // outcome and marks that state stale.
 func TestWaitingApprovalsAreStoredTogether(t *testing.T) {
 	ctx := context.Background()
-	pool := dbtest.Pool(t)
-	db := store.NewGrouping(pool, 1)
-	t.Cleanup(db.StopGrouping)
-	merchant := "m-fgroup-" + charge.NewID()
-	newMerchant(t, db, merchant)
+	pool, db, merchant := groupingStore(t, "m-fgroup-")
 	lone := createdCharge(t, db, merchant, "k-lone", "fp_f0_"+merchant)
 	if err := db.FinishCharge(ctx, approval(lone)); err != nil {
 		t.Fatalf("a lone approval: %v", err)
