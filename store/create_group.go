@@ -58,21 +58,23 @@ const createGroupSQL = `
 	  FROM k JOIN v ON v.id = k.charge_id
 	RETURNING id, created_at`
 
-// creating is a create waiting for its group.
+// creating is a create run by the grouper.
 type creating struct {
 	ctx  context.Context
 	cr   charge.Creation
 	meta []byte
-	done chan created // buffered: the worker never waits for the caller
+	done chan created     // buffered: the group's leader never waits for the caller
+	next chan []*creating // the group the create leads
 }
 
-// creatingPool keeps the creates whose result was received, for the next ones: a create
-// given up on is left to the collector, since its worker may still answer it.
-var creatingPool = sync.Pool{New: func() any { return &creating{done: make(chan created, 1)} }}
+// creatingPool keeps the creates whose result was received, for the next ones.
+var creatingPool = sync.Pool{New: func() any {
+	return &creating{done: make(chan created, 1), next: make(chan []*creating, 1)}
+}}
 
-// release returns w to creatingPool; its worker has answered, or never had it.
+// release returns w to creatingPool; its group has answered it, or it never ran.
 func (w *creating) release() {
-	*w = creating{done: w.done}
+	*w = creating{done: w.done, next: w.next}
 	creatingPool.Put(w)
 }
 
@@ -94,7 +96,7 @@ func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error)
 	}
 	w := creatingPool.Get().(*creating)
 	w.ctx, w.cr, w.meta = ctx, cr, meta
-	if handed, err := db.creates.hand(ctx, w); err != nil || !handed {
+	if ran, err := db.creates.do(ctx, w); err != nil || !ran {
 		w.release()
 		if err != nil {
 			return time.Time{}, err
@@ -107,7 +109,8 @@ func (db *DB) Create(ctx context.Context, cr charge.Creation) (time.Time, error)
 		return r.at, r.err
 	case <-ctx.Done():
 		// As when a lone create is cancelled: whether the charge was written is unknown
-		// to the caller; its key answers a retry.
+		// to the caller; its key answers a retry. A member whose statement was refused runs
+		// alone after its group, and may still answer w.
 		return time.Time{}, ctx.Err()
 	}
 }
@@ -151,6 +154,7 @@ func (db *DB) createAlone(w *creating) {
 
 func (w *creating) callCtx() context.Context { return w.ctx }
 func (w *creating) fail(err error)           { w.done <- created{err: err} }
+func (w *creating) turn() chan []*creating   { return w.next }
 
 // createMany runs createGroupLocksSQL and createGroupSQL as one transaction and returns the
 // creation of each charge it wrote, by id.

@@ -23,8 +23,8 @@ func groupCreation(merchant, key, fp, ref string) charge.Creation {
 	return charge.Creation{Charge: &c, Key: key, Fingerprint: idempotency.Fingerprint{4, 2}, LockFor: time.Minute}
 }
 
-// groupingStore returns the shared pool, a store on it whose one worker groups its statements,
-// and a new merchant of that store whose id starts with prefix.
+// groupingStore returns the shared pool, a store on it that groups its statements (one of each
+// kind at a time), and a new merchant of that store whose id starts with prefix.
 func groupingStore(t *testing.T, prefix string) (*pgxpool.Pool, *store.DB, string) {
 	t.Helper()
 	pool := dbtest.Pool(t)
@@ -59,8 +59,8 @@ func until(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// createGrouped runs creations as one group: the store's only worker is held by a create on
-// a card whose lock the test holds, every creation waits, and then the lock is released.
+// createGrouped runs creations as one group: the running create statement is held by a create
+// on a card whose lock the test holds, every creation waits, and then the lock is released.
 // It returns each creation's error.
 func createGrouped(t *testing.T, db *store.DB, merchant string, creations []charge.Creation) []error {
 	t.Helper()
@@ -79,7 +79,7 @@ func createGrouped(t *testing.T, db *store.DB, merchant string, creations []char
 		_, err := db.Create(ctx, groupCreation(merchant, "k-blocker", blockFP, ""))
 		blocker <- err
 	}()
-	until(t, "the worker waits for the held card", func() bool { return cardLocked(t, blockFP) })
+	until(t, "the running create waits for the held card", func() bool { return cardLocked(t, blockFP) })
 	return whileHeld(t, len(creations), db.WaitingCreates, func(i int) error {
 		_, err := db.Create(ctx, creations[i])
 		return err
@@ -93,8 +93,8 @@ func createGrouped(t *testing.T, db *store.DB, merchant string, creations []char
 	})
 }
 
-// whileHeld starts call(0) to call(n-1) while the store's worker is held, waits until
-// waiting counts all n as waiting, then runs release, which lets the worker go, and returns
+// whileHeld starts call(0) to call(n-1) while the store's running statement is held, waits
+// until waiting counts all n as waiting, then runs release, which lets it go, and returns
 // each call's error once all have returned.
 func whileHeld(t *testing.T, n int, waiting func() int, call func(i int) error, release func()) []error {
 	t.Helper()
@@ -114,7 +114,7 @@ func whileHeld(t *testing.T, n int, waiting func() int, call func(i int) error, 
 	return errs
 }
 
-// Creates that wait while the worker is busy are written together, in one transaction, and
+// Creates that wait while a create statement runs are written together, in one transaction, and
 // each has the result it has alone: a new key on a clean card is written with its charge; a
 // key that exists, a card with a refusal on record or a live reference writes nothing, and
 // the create is not applied (the request then reads its snapshot).

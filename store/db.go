@@ -81,7 +81,7 @@ func Open(ctx context.Context, url string, cfg Config) (*DB, error) {
 		fc = DefaultFirstCheckAfter
 	}
 	db := &DB{pool: pool, raw: pool, firstCheck: fc}
-	db.startGroups(groupWorkers)
+	db.startGroups(groupLeaders)
 	return db, nil
 }
 
@@ -109,7 +109,7 @@ func New(e Executor) *DB {
 	db := &DB{pool: e, firstCheck: DefaultFirstCheckAfter}
 	if p, ok := e.(*pgxpool.Pool); ok {
 		db.raw = p
-		db.startGroups(groupWorkers)
+		db.startGroups(groupLeaders)
 	}
 	return db
 }

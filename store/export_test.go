@@ -16,18 +16,19 @@ var Statements = map[string]string{
 	"finish_first_group": finishFirstGroupSQL,
 }
 
-// NewGrouping is New on a pool with the given number of workers grouping its statements.
-func NewGrouping(pool *pgxpool.Pool, workers int) *DB {
+// NewGrouping is New on a pool whose creates and plain approvals run in groups, with leaders
+// statements of each kind at a time.
+func NewGrouping(pool *pgxpool.Pool, leaders int) *DB {
 	db := &DB{pool: pool, raw: pool, firstCheck: DefaultFirstCheckAfter}
-	db.startGroups(workers)
+	db.startGroups(leaders)
 	return db
 }
 
-// WaitingCreates is how many creates no worker has taken yet.
-func (db *DB) WaitingCreates() int { return int(db.creates.waiting.Load()) }
+// WaitingCreates is how many creates wait for a create statement to end.
+func (db *DB) WaitingCreates() int { return db.creates.waiting() }
 
-// WaitingFinishes is how many plain approvals no worker has taken yet.
-func (db *DB) WaitingFinishes() int { return int(db.finishes.waiting.Load()) }
+// WaitingFinishes is how many plain approvals wait for an approval statement to end.
+func (db *DB) WaitingFinishes() int { return db.finishes.waiting() }
 
 // StandingSQL reads where a charge stands when a check is recorded, for the test of its plan.
 const StandingSQL = standingSQL
@@ -41,5 +42,5 @@ var (
 	DecodeAnswer   = decodeAnswer
 )
 
-// StopGrouping stops the workers that group db's creates and finishes, leaving its pool open.
+// StopGrouping has db's later creates and finishes run alone, leaving its pool open.
 func (db *DB) StopGrouping() { db.stopGroups() }

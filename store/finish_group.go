@@ -28,21 +28,23 @@ const finishFirstGroupSQL = finishFirstSetSQL + `unnest($1::text[], $2::text[], 
 	finishFirstWhereSQL + `
 	RETURNING c.id`
 
-// finishing is a plain approval waiting for its group.
+// finishing is a plain approval run by the grouper.
 type finishing struct {
 	ctx  context.Context
 	p    charge.FinishParams
 	v    finishValues
-	done chan finished // buffered: the worker never waits for the caller
+	done chan finished     // buffered: the group's leader never waits for the caller
+	next chan []*finishing // the group the approval leads
 }
 
-// finishingPool keeps the approvals whose result was received, for the next ones: one given
-// up on is left to the collector, since its worker may still answer it.
-var finishingPool = sync.Pool{New: func() any { return &finishing{done: make(chan finished, 1)} }}
+// finishingPool keeps the approvals whose result was received, for the next ones.
+var finishingPool = sync.Pool{New: func() any {
+	return &finishing{done: make(chan finished, 1), next: make(chan []*finishing, 1)}
+}}
 
-// release returns w to finishingPool; its worker has answered, or never had it.
+// release returns w to finishingPool; its group has answered it, or it never ran.
 func (w *finishing) release() {
-	*w = finishing{done: w.done}
+	*w = finishing{done: w.done, next: w.next}
 	finishingPool.Put(w)
 }
 
@@ -62,14 +64,14 @@ func (db *DB) finishFirst(ctx context.Context, q querier, p charge.FinishParams,
 	if db.finishes != nil {
 		w := finishingPool.Get().(*finishing)
 		w.ctx, w.p, w.v = ctx, p, v
-		handed, err := db.finishes.hand(ctx, w)
-		if err != nil || !handed {
+		ran, err := db.finishes.do(ctx, w)
+		if err != nil || !ran {
 			w.release()
 		}
 		if err != nil {
 			return false, err
 		}
-		if handed {
+		if ran {
 			select {
 			case r := <-w.done:
 				w.release()
@@ -122,6 +124,7 @@ func (db *DB) finishGroup(group []*finishing) {
 
 func (w *finishing) callCtx() context.Context { return w.ctx }
 func (w *finishing) fail(err error)           { w.done <- finished{err: err} }
+func (w *finishing) turn() chan []*finishing  { return w.next }
 
 // finishMany runs finishFirstGroupSQL for group as one transaction and returns the ids of
 // the charges it updated.

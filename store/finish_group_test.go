@@ -35,9 +35,9 @@ func createdCharge(t *testing.T, db *store.DB, merchant, key, fp string) charge.
 	return c
 }
 
-// finishGrouped finishes ps as one group: the store's only worker is held by the finish of
-// blocker, whose row the test holds locked, every other finish waits, and then the row is
-// released. It returns each finish's error.
+// finishGrouped finishes ps as one group: the running approval statement is held by the
+// finish of blocker, whose row the test holds locked, every other finish waits, and then the
+// row is released. It returns each finish's error.
 func finishGrouped(t *testing.T, db *store.DB, blocker charge.Charge, ps []charge.FinishParams) []error {
 	t.Helper()
 	ctx := context.Background()
@@ -53,7 +53,7 @@ func finishGrouped(t *testing.T, db *store.DB, blocker charge.Charge, ps []charg
 	}
 	blocked := make(chan error, 1)
 	go func() { blocked <- db.FinishCharge(ctx, approval(blocker)) }()
-	until(t, "the worker waits for the held row", func() bool {
+	until(t, "the running approval waits for the held row", func() bool {
 		var waits bool
 		err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid)))`,
 			holder).Scan(&waits)
@@ -69,7 +69,7 @@ func finishGrouped(t *testing.T, db *store.DB, blocker charge.Charge, ps []charg
 	})
 }
 
-// Plain approvals that wait while the worker is busy are stored together, by one statement
+// Plain approvals that wait while an approval statement runs are stored together, by one statement
 // in one transaction, and each charge's row reads as a lone approval's does. A charge whose
 // card state folded its attempt is left to the general statement, which stores the same
 // outcome and marks that state stale.
