@@ -17,12 +17,15 @@ import (
 // completer_watermark holds how far it has looked, so that a look reads only the keys whose
 // lock ended since the last one, whatever the traffic before.
 
-// stuckKeysSQL reads the keys whose lock ended in [$1, $2), with their charge's status and
-// last change, in the order their locks ended.
+// stuckKeysSQL reads the keys whose lock ended in [$1, $2) and whose charge is still
+// processing, with the charge's last change, in the order their locks ended. It reads the
+// keys first and each one's charge by its id: since few charges are processing, a join left
+// to the planner could scan every charge for them instead, which costs more than the keys
+// of a long window (the LIMIT keeps the charge's read inside the loop over the keys).
 const stuckKeysSQL = `
 	SELECT k.merchant_id, k.key, k.charge_id, k.locked_until, c.updated_at FROM idempotency_keys k
-	  JOIN charges c ON c.id = k.charge_id
-	 WHERE k.charge_id IS NOT NULL AND k.locked_until >= $1 AND k.locked_until < $2 AND c.status = 'processing'
+	 CROSS JOIN LATERAL (SELECT c.updated_at FROM charges c WHERE c.id = k.charge_id AND c.status = 'processing' LIMIT 1) c
+	 WHERE k.charge_id IS NOT NULL AND k.locked_until >= $1 AND k.locked_until < $2
 	 ORDER BY k.locked_until`
 
 // ClaimStuck implements charge.Store: it takes the keys of up to limit charges left

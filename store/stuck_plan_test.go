@@ -11,15 +11,15 @@ import (
 	"github.com/paygate/paygate/store"
 )
 
-// The completer's look at the keys whose lock ended runs in the backend that asks, even where
-// workers look free to the planner: a parallel plan would start a worker process every second
-// for a few milliseconds of work (migration 0026).
-func TestStuckKeysLookRunsWithoutWorkers(t *testing.T) {
+// The completer's look reads the keys whose lock ended by their lock's end and then each
+// one's charge by its id, in the backend that asks, whatever its window and even where
+// workers look free: a scan of every charge for the few still processing, or a worker process
+// started every second, costs more than the keys of a long window.
+func TestStuckKeysLookReadsKeysThenTheirCharges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tx := dbtest.Tx(t)
 	for _, set := range []string{
-		"SET LOCAL plan_cache_mode = force_generic_plan",
 		"SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0",
 		"SET LOCAL min_parallel_table_scan_size = 0", "SET LOCAL min_parallel_index_scan_size = 0",
 	} {
@@ -27,7 +27,8 @@ func TestStuckKeysLookRunsWithoutWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Keys whose locks end over a minute, with their charges, as the statistics show them.
+	// Keys whose locks end over a minute, with their charges, none processing any more, as
+	// the statistics show them.
 	if _, err := tx.Exec(ctx, `INSERT INTO charges (id, merchant_id, amount, currency, initiator, payment_method, status, live)
 		SELECT 'ch_look_' || i, 'm_look', 1000, 'usd', 'customer', 'pm_card_visa', 'succeeded', true
 		  FROM generate_series(1, 20000) i`); err != nil {
@@ -44,19 +45,35 @@ func TestStuckKeysLookRunsWithoutWorkers(t *testing.T) {
 	if _, err := tx.Prepare(ctx, "look", store.Statements["stuck_keys"]); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := tx.Query(ctx, "EXPLAIN EXECUTE look(now(), now() + interval '1 s')")
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name, mode, window string
+	}{
+		{"a second, generic plan", "force_generic_plan", "1 s"},
+		{"a second, its own plan", "force_custom_plan", "1 s"},
+		{"ten seconds, its own plan", "force_custom_plan", "10 s"},
 	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := strings.Join(lines, "\n")
-	if strings.Contains(plan, "Gather") || strings.Contains(plan, "Parallel") {
-		t.Fatalf("the completer's look plans workers:\n%s", plan)
-	}
-	if !strings.Contains(plan, "idempotency_keys_lock_end") {
-		t.Fatalf("the completer's look does not read the keys by their lock's end:\n%s", plan)
+	for _, tt := range tests {
+		if _, err := tx.Exec(ctx, "SELECT set_config('plan_cache_mode', $1, true)", tt.mode); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN EXECUTE look(now(), now() + interval '"+tt.window+"')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		for _, bad := range []string{"Gather", "Parallel", "Seq Scan on charges", "Hash"} {
+			if strings.Contains(plan, bad) {
+				t.Errorf("%s: the look's plan has %q:\n%s", tt.name, bad, plan)
+			}
+		}
+		for _, good := range []string{"idempotency_keys_lock_end", "Index Scan using charges_pkey"} {
+			if !strings.Contains(plan, good) {
+				t.Errorf("%s: the look's plan does not read %s:\n%s", tt.name, good, plan)
+			}
+		}
 	}
 }
