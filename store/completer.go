@@ -28,6 +28,12 @@ const stuckKeysSQL = `
 	 WHERE k.charge_id IS NOT NULL AND k.locked_until >= $1 AND k.locked_until < $2
 	 ORDER BY k.locked_until`
 
+// lookStartSQL reads the database clock and how far the completer has looked. It also has the
+// look that follows in its transaction read the keys through their index, however many keys
+// the planner expects: a look's window is a second, or the seconds of a pause, and a scan of
+// the whole key table costs more than the index's ranges for any of them.
+const lookStartSQL = `SELECT clock_timestamp(), watermark, set_config('enable_seqscan', 'off', true) FROM completer_watermark`
+
 // ClaimStuck implements charge.Store: it takes the keys of up to limit charges left
 // processing by a request that died — the key's lock expired and the charge unchanged for
 // longer than idle — locking each key for lockFor so that no other replica or inbound retry
@@ -40,7 +46,8 @@ func (db *DB) ClaimStuck(ctx context.Context, idle, lockFor time.Duration, limit
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		out = nil
 		var from time.Time
-		if err := tx.QueryRow(ctx, `SELECT clock_timestamp(), watermark FROM completer_watermark`).Scan(&now, &from); err != nil {
+		var planned string
+		if err := tx.QueryRow(ctx, lookStartSQL).Scan(&now, &from, &planned); err != nil {
 			return fmt.Errorf("store: completer watermark: %w", err)
 		}
 		rows, err := tx.Query(ctx, stuckKeysSQL, from, now)

@@ -13,8 +13,8 @@ import (
 
 // The completer's look reads the keys whose lock ended by their lock's end and then each
 // one's charge by its id, in the backend that asks, whatever its window and even where
-// workers look free: a scan of every charge for the few still processing, or a worker process
-// started every second, costs more than the keys of a long window.
+// workers look free: a scan of every charge for the few still processing, a scan of every
+// key, or a worker process started every second, costs more than the keys of a long window.
 func TestStuckKeysLookReadsKeysThenTheirCharges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -42,6 +42,10 @@ func TestStuckKeysLookReadsKeysThenTheirCharges(t *testing.T) {
 	if _, err := tx.Exec(ctx, "ANALYZE charges, idempotency_keys"); err != nil {
 		t.Fatal(err)
 	}
+	// The look runs in the completer's transaction, after its start.
+	if _, err := tx.Exec(ctx, store.Statements["look_start"]); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := tx.Prepare(ctx, "look", store.Statements["stuck_keys"]); err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +55,7 @@ func TestStuckKeysLookReadsKeysThenTheirCharges(t *testing.T) {
 		{"a second, generic plan", "force_generic_plan", "1 s"},
 		{"a second, its own plan", "force_custom_plan", "1 s"},
 		{"ten seconds, its own plan", "force_custom_plan", "10 s"},
+		{"every key, its own plan", "force_custom_plan", "2 min"},
 	}
 	for _, tt := range tests {
 		if _, err := tx.Exec(ctx, "SELECT set_config('plan_cache_mode', $1, true)", tt.mode); err != nil {
