@@ -75,6 +75,16 @@ func doAll(g *grouper[*call], calls ...*call) <-chan error {
 	return out
 }
 
+// ranAll waits for each of the calls doAll started, and fails on one that did not run.
+func ranAll(t *testing.T, dones ...<-chan error) {
+	t.Helper()
+	for _, done := range dones {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // holdLeader starts call 0, whose statement runs until the test releases it, and returns
 // once it runs.
 func holdLeader(t *testing.T, g *grouper[*call], r *recorder) <-chan error {
@@ -111,11 +121,7 @@ func TestGrouperRunsTheCallsThatWaitAsGroups(t *testing.T) {
 		until(t, func() bool { return g.waiting() == id })
 	}
 	close(r.release)
-	for _, done := range dones {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
+	ranAll(t, dones...)
 	got := r.ran()
 	if !slices.Equal(got[0], []int{0}) || len(got[1]) != maxGroup || len(got[2]) != 3 ||
 		got[1][0] != 1 || got[2][0] != maxGroup+1 {
@@ -144,11 +150,7 @@ func TestGrouperCallGivenUpWhileWaitingNeverRuns(t *testing.T) {
 	stays := doAll(g, newCall(context.Background(), 2))
 	until(t, func() bool { return g.waiting() == 1 })
 	close(r.release)
-	for _, done := range []<-chan error{leader, stays} {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
+	ranAll(t, leader, stays)
 	if got := r.ran(); !slices.EqualFunc(got, [][]int{{0}, {2}}, slices.Equal) {
 		t.Fatalf("groups %v, want [[0] [2]]", got)
 	}
@@ -166,11 +168,7 @@ func TestGrouperClosedLetsCallsRunAlone(t *testing.T) {
 		t.Fatalf("a call after close: ran %v, %v; want it left to the caller", ran, err)
 	}
 	close(r.release)
-	for _, done := range []<-chan error{leader, waited} {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
+	ranAll(t, leader, waited)
 	if got := r.ran(); !slices.EqualFunc(got, [][]int{{0}, {1}}, slices.Equal) {
 		t.Fatalf("groups %v, want [[0] [1]]", got)
 	}

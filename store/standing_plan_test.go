@@ -11,6 +11,21 @@ import (
 	"github.com/paygate/paygate/store"
 )
 
+// explained returns the plan that explain (an EXPLAIN of a statement prepared on tx) prints,
+// one line a node.
+func explained(t *testing.T, tx pgx.Tx, explain string) string {
+	t.Helper()
+	rows, err := tx.Query(context.Background(), explain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
 // A check's reading of the live charge that holds its charge's reference goes through the
 // partial index of live references, whatever the plan's parameters: a plan that filtered the
 // merchant's charges instead would read every charge of the merchant for every check.
@@ -37,15 +52,7 @@ func TestStandingReadsLiveReferencesByIndex(t *testing.T) {
 	if _, err := tx.Prepare(ctx, "standing", store.StandingSQL); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := tx.Query(ctx, "EXPLAIN EXECUTE standing('ch_x')")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := strings.Join(lines, "\n")
+	plan := explained(t, tx, "EXPLAIN EXECUTE standing('ch_x')")
 	if !strings.Contains(plan, "charges_live_reference") {
 		t.Fatalf("the standing's reference holder does not read charges_live_reference:\n%s", plan)
 	}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/paygate/paygate/internal/dbtest"
 	"github.com/paygate/paygate/store"
 )
@@ -61,15 +59,7 @@ func TestStuckKeysLookReadsKeysThenTheirCharges(t *testing.T) {
 		if _, err := tx.Exec(ctx, "SELECT set_config('plan_cache_mode', $1, true)", tt.mode); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := tx.Query(ctx, "EXPLAIN EXECUTE look(now(), now() + interval '"+tt.window+"')")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan := strings.Join(lines, "\n")
+		plan := explained(t, tx, "EXPLAIN EXECUTE look(now(), now() + interval '"+tt.window+"')")
 		for _, bad := range []string{"Gather", "Parallel", "Seq Scan on charges", "Hash"} {
 			if strings.Contains(plan, bad) {
 				t.Errorf("%s: the look's plan has %q:\n%s", tt.name, bad, plan)
