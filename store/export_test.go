@@ -10,7 +10,7 @@ var Statements = map[string]string{
 	"write_card_state": writeCardStateSQL, "insert_decision": insertDecisionSQL, "key": keySQL, "key_charge": keyChargeSQL, "live_reference": liveReferenceSQL,
 	"live_reattempt": liveReattemptSQL, "insert_key": insertKeySQL, "lock_key": lockKeySQL,
 	"insert_charge": insertChargeSQL, "created_event": createdEventSQL, "record_card": recordCardSQL,
-	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL, "look_start": lookStartSQL, "claim_sweep": claimSweepSQL,
+	"reopen": reopenSQL, "stuck_keys": stuckKeysSQL, "look_start": lookStartSQL, "advance_watermark": advanceWatermarkSQL, "claim_sweep": claimSweepSQL,
 	"card_outcome": cardOutcomeSQL, "charge_card_lock": chargeCardLockSQL, "event": eventSQL, "insert_check": insertCheckSQL,
 	"create_group_locks": createGroupLocksSQL, "create_group": createGroupSQL, "generic_plan": genericPlanSQL,
 	"finish_first_group": finishFirstGroupSQL,

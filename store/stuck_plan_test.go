@@ -72,3 +72,33 @@ func TestStuckKeysLookReadsKeysThenTheirCharges(t *testing.T) {
 		}
 	}
 }
+
+// Every statement of the completer's transaction runs without JIT: turning sequential scans
+// off makes the estimates of the plans that keep one (the watermark's one-row update) pass
+// JIT's thresholds by far, and compiling that update cost tens of milliseconds every second.
+func TestLookTransactionCompilesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tx := dbtest.Tx(t)
+	var available bool
+	if err := tx.QueryRow(ctx, "SELECT pg_jit_available()").Scan(&available); err != nil {
+		t.Fatal(err)
+	}
+	if !available {
+		t.Skip("this PostgreSQL has no JIT to turn off")
+	}
+	if _, err := tx.Exec(ctx, store.Statements["look_start"]); err != nil {
+		t.Fatal(err)
+	}
+	for name, explain := range map[string]string{
+		"stuck_keys":        "EXPLAIN EXECUTE stuck_keys(now(), now() + interval '1 s')",
+		"advance_watermark": "EXPLAIN EXECUTE advance_watermark(now())",
+	} {
+		if _, err := tx.Prepare(ctx, name, store.Statements[name]); err != nil {
+			t.Fatal(err)
+		}
+		if plan := explained(t, tx, explain); strings.Contains(plan, "JIT") {
+			t.Errorf("%s is compiled in the look's transaction:\n%s", name, plan)
+		}
+	}
+}
