@@ -55,7 +55,7 @@ func TestWebhookConfig(t *testing.T) {
 }
 
 // TestSimWebhookFlags: paygate sim takes --webhook-url and --webhook-secret together, an
-// http(s) URL and a signing secret.
+// http(s) URL and a signing secret, and keeps at least one object of each kind.
 func TestSimWebhookFlags(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -67,6 +67,7 @@ func TestSimWebhookFlags(t *testing.T) {
 		{"secret without url", []string{"--webhook-secret", "whsec_abcdefgh1234"}, "--webhook-url"},
 		{"not http", []string{"--webhook-url", "ftp://x/y", "--webhook-secret", "whsec_abcdefgh1234"}, "--webhook-url"},
 		{"not a signing secret", []string{"--webhook-url", "http://127.0.0.1:1/w", "--webhook-secret", "secret"}, "--webhook-secret"},
+		{"nothing kept", []string{"--keep", "0"}, "--keep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

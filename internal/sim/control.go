@@ -80,6 +80,7 @@ func (s *Server) Reset() {
 	s.intents.reset()
 	s.keys.reset()
 	s.ledger.reset()
+	s.intentDrops, s.keyDrops = drops{}, drops{}
 	s.script = nil
 	s.faults = Faults{}
 	s.confirmations = map[string]int{}

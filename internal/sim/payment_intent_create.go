@@ -294,9 +294,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request, c *call, r
 		note = "after_commit"
 	}
 	if entry != nil {
-		if n := s.keys.finish(entry, resp); n > 0 {
+		if n := s.keys.finish(entry, resp); s.keyDrops.add(n) {
 			s.log.Warn("idempotency key cap reached: oldest keys dropped before their time",
-				zap.Int("dropped", n), zap.Int("max_idempotency_keys", s.keys.max))
+				zap.Int("dropped", s.keyDrops.total), zap.Int("max_idempotency_keys", s.keys.max))
 		}
 	}
 	return resp, note, false
@@ -358,9 +358,9 @@ func (s *Server) executeLocked(req createRequest, c *call) response {
 	default:
 		failed = s.confirmLocked(pi, req, now)
 	}
-	if n := s.intents.add(pi); n > 0 {
+	if n := s.intents.add(pi); s.intentDrops.add(n) {
 		s.log.Warn("payment intent cap reached: oldest payment intents dropped",
-			zap.Int("dropped", n), zap.Int("max_payment_intents", s.intents.max))
+			zap.Int("dropped", s.intentDrops.total), zap.Int("max_payment_intents", s.intents.max))
 	}
 	s.ledger.effect(entry, pi)
 	s.emitLocked(pi)

@@ -84,6 +84,8 @@ type Server struct {
 	mu            sync.Mutex
 	intents       intentStore
 	keys          keyStore
+	intentDrops   drops // PaymentIntents the cap dropped
+	keyDrops      drops // idempotency keys the cap dropped
 	ledger        ledger
 	script        []Step
 	faults        Faults
