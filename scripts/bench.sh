@@ -51,18 +51,26 @@ DATABASE_URL=$BENCH_DB MINIMAL_ADDR="127.0.0.1:$minport" MINIMAL_DB_MAX_CONNS=$(
 wait_port() { for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 wait_port "$gwport"; wait_port "$minport"; wait_port "$mport" || true
 
-# ticks PID...: the user and system CPU clock ticks of the live processes, one "pid ticks" a line.
-ticks() {
+# cpu_ns PID...: the CPU nanoseconds the live processes used so far, one "pid ns" a line. A
+# single-threaded process (a PostgreSQL backend) is read from its scheduler statistics, to the
+# nanosecond: /proc/PID/stat counts whole clock ticks of 10 ms, and a round's sum over some
+# twenty backends could be off by tens of milliseconds, several percent of a short round. A
+# process with threads (Go's) is read from its ticks, which count its threads that exited too.
+cpu_ns() {
   local p
   for p in "$@"; do
-    [ -r "/proc/$p/stat" ] && awk -v p="$p" '{print p, $14 + $15}' "/proc/$p/stat" 2>/dev/null
+    [ -r "/proc/$p/stat" ] && awk -v p="$p" -v hz="$(getconf CLK_TCK)" '
+      FNR == NR {threads = $20; ticks = $14 + $15; next}
+      {ns = $1}
+      END {if (threads == 1 && ns != "") print p, ns; else printf "%s %.0f\n", p, ticks * 1e9 / hz}' \
+      "/proc/$p/stat" "/proc/$p/schedstat" 2>/dev/null
   done
   return 0
 }
 # cpu_ms BEFORE AFTER: CPU milliseconds the processes of AFTER used since BEFORE (a process
 # started meanwhile counts from zero).
 cpu_ms() {
-  awk -v hz="$(getconf CLK_TCK)" 'NR == FNR {t0[$1] = $2; next} {d += $2 - ($1 in t0 ? t0[$1] : 0)} END {printf "%.0f", d * 1000 / hz}' \
+  awk 'NR == FNR {t0[$1] = $2; next} {d += $2 - ($1 in t0 ? t0[$1] : 0)} END {printf "%.0f", d / 1e6}' \
     <(echo "$1") <(echo "$2")
 }
 # pg_pids: this cluster's processes (the postmaster and its children); every postgres process
@@ -109,9 +117,9 @@ round() {
   settle
   kill -STOP "$other"
   local g0 p0 s0 l0 a0 out g1 p1 s1 l1 a1
-  g0=$(ticks "$pid"); p0=$(ticks $(pg_pids)); s0=$(ticks "$simpid"); a0=$(allocs "$arm"); l0=$(sql "SELECT pg_current_wal_lsn()")
+  g0=$(cpu_ns "$pid"); p0=$(cpu_ns $(pg_pids)); s0=$(cpu_ns "$simpid"); a0=$(allocs "$arm"); l0=$(sql "SELECT pg_current_wal_lsn()")
   out=$(bin/loadgen -target gateway -url "$url" -key "$KEY" -c "$C" "$@")
-  l1=$(sql "SELECT pg_current_wal_lsn()"); g1=$(ticks "$pid"); p1=$(ticks $(pg_pids)); s1=$(ticks "$simpid"); a1=$(allocs "$arm")
+  l1=$(sql "SELECT pg_current_wal_lsn()"); g1=$(cpu_ns "$pid"); p1=$(cpu_ns $(pg_pids)); s1=$(cpu_ns "$simpid"); a1=$(allocs "$arm")
   kill -CONT "$other"
   field() { echo "$out" | tr ' ' '\n' | grep "^$1=" | cut -d= -f2 | tr -d '/s'; }
   if [ "$(field errors)" != 0 ]; then echo "bench: $arm answered errors: $out" >&2; fi
